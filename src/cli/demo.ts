@@ -1,0 +1,95 @@
+import { createClient, type Client } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import type { Config } from "../config.js";
+import { createLogger } from "../logger.js";
+import { startSidecar } from "../main.js";
+import { MemoryService } from "../gen/memory/v1/memory_service_pb.js";
+import { Moment } from "../gen/memory/v1/types_pb.js";
+import { MemoryWriteService } from "../gen/memory/v1/write_service_pb.js";
+import { DEMO_PRINCIPAL, DEMO_TENANT, PERSONA_HELD_ID, demoBeliefs, demoEpisodes } from "./demo-memories.js";
+import { untilSignalled } from "./serve.js";
+
+/**
+ * `recall demo`: the sidecar on the embedded store (always PGlite, whatever
+ * RECALL_DATABASE_URL says), the demo memory loaded over gRPC, then a
+ * session-open snapshot and an in-turn recall printed as an agent runtime
+ * would receive them.
+ */
+export async function runDemo(config: Config, options: { once: boolean }): Promise<number> {
+  const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
+  const embedded: Config = {
+    ...config,
+    store: config.store.kind === "pglite" ? config.store : { kind: "pglite", dataDir: "./.recall-data" },
+  };
+  const sidecar = await startSidecar(embedded, logger);
+  const address = `http://${config.listen.host.includes(":") ? `[${config.listen.host}]` : config.listen.host}:${sidecar.port}`;
+  try {
+    const transport = createGrpcTransport({
+      baseUrl: address,
+      interceptors: [
+        (next) => (req) => {
+          req.header.set("x-tenant-id", DEMO_TENANT);
+          req.header.set("x-principal-id", DEMO_PRINCIPAL);
+          return next(req);
+        },
+      ],
+    });
+    const write = createClient(MemoryWriteService, transport);
+    const read = createClient(MemoryService, transport);
+
+    await write.putBeliefs({ beliefs: demoBeliefs() });
+    await write.appendEpisodes({ episodes: demoEpisodes() });
+    await write.setPersonaEntry({ beliefId: PERSONA_HELD_ID });
+
+    const out = (s: string) => process.stdout.write(s);
+    out(`recall demo: sidecar on ${address} (embedded store in ${embedded.store.kind === "pglite" ? embedded.store.dataDir : "?"})\n`);
+    out(`principal ${DEMO_TENANT}/${DEMO_PRINCIPAL}, session in project "veetbot"\n\n`);
+
+    const snapshot = await recallOnce(read, {
+      moment: Moment.SNAPSHOT,
+      sessionId: "demo-session-1",
+      query: { currentScope: "veetbot" },
+    });
+    out("== session-open snapshot (cached prompt prefix) ==\n");
+    out(snapshot.rendered);
+    out(`trace ${snapshot.traceId}\n\n`);
+
+    const inTurn = await recallOnce(read, {
+      moment: Moment.IN_TURN,
+      sessionId: "demo-session-1",
+      turnId: "demo-turn-1",
+      query: { currentScope: "veetbot", text: "How do we deploy veetbot, and what gates a deploy?", subjects: ["veetbot deploy"] },
+    });
+    out("== in-turn recall for: \"How do we deploy veetbot, and what gates a deploy?\" ==\n");
+    for (const arm of inTurn.arms) out(`arm ${arm}\n`);
+    out(inTurn.rendered);
+    out(`trace ${inTurn.traceId}\n\n`);
+
+    if (options.once) return 0;
+    out(`serving on ${address} with the demo memory; try:\n`);
+    out(`  grpcurl -plaintext -H 'x-tenant-id: ${DEMO_TENANT}' -H 'x-principal-id: ${DEMO_PRINCIPAL}' \\\n`);
+    out(`    -d '{"query":{"current_scope":"veetbot","text":"what editor does Andy use"}}' \\\n`);
+    out(`    ${address.replace("http://", "")} memory.v1.MemoryService/Recall\n`);
+    out("Ctrl-C to stop.\n");
+    await untilSignalled(sidecar, logger);
+    return 0;
+  } finally {
+    await sidecar.stop();
+  }
+}
+
+async function recallOnce(
+  client: Client<typeof MemoryService>,
+  request: Parameters<Client<typeof MemoryService>["recall"]>[0],
+): Promise<{ rendered: string; traceId: string; arms: string[] }> {
+  const arms: string[] = [];
+  for await (const event of client.recall(request, { timeoutMs: 5000 })) {
+    if (event.event.case === "arm") {
+      const a = event.event.value;
+      arms.push(`${a.arm}: ${a.candidates.length} candidates in ${a.latencyMs} ms${a.degraded ? " (degraded)" : ""}`);
+    } else if (event.event.case === "result") {
+      return { rendered: event.event.value.rendered, traceId: event.event.value.traceId, arms };
+    }
+  }
+  throw new Error("recall stream ended without a result");
+}

@@ -1,0 +1,168 @@
+/**
+ * The domain's plain-data types, independent of protobuf and SQL. The server
+ * converts requests into these; the pipeline and the store speak only these.
+ */
+
+export type BeliefStatus = "active" | "provisional" | "superseded" | "expired";
+export type Authority = "user" | "affirmed" | "inferred";
+export type Portability = "portable" | "contextual" | "local";
+export type ScopeLevel = "project" | "user" | "global";
+export type Moment = "snapshot" | "in_turn" | "child_run";
+export type Profile = "core" | "task" | "deep";
+export type ConfidenceBand = "high" | "medium" | "low";
+export type RejectionKind = "unspecified" | "not_true" | "changed" | "not_here";
+
+/** Sensitivity levels, ordered: a ceiling of N admits levels <= N. */
+export const SENSITIVITY = { public: 1, personal: 2, confidential: 3, restricted: 4 } as const;
+export type SensitivityLevel = (typeof SENSITIVITY)[keyof typeof SENSITIVITY];
+
+/** Who is asking. The only source of the isolation predicates. */
+export interface Principal {
+  readonly tenantId: string;
+  readonly principalId: string;
+}
+
+export interface Belief {
+  beliefId: string;
+  subject: string;
+  statement: string;
+  beliefType: string;
+  predicateKey: string;
+  status: BeliefStatus;
+  confidence: number;
+  authority: Authority;
+  originScope: string;
+  scopeLevel: ScopeLevel;
+  portability: Portability;
+  sensitivity: SensitivityLevel;
+  validFrom: Date;
+  validTo: Date | null;
+  recordedAt: Date;
+  retractedAt: Date | null;
+  supersedes: string[];
+  conflictsWith: string[];
+  evidenceCount: number;
+  lastEvidenceAt: Date;
+  expiresHint: Date | null;
+  flaggedForReview: boolean;
+  sourceEpisodeIds: string[];
+}
+
+/** A belief as read back: the written fields plus what the read path maintains. */
+export interface StoredBelief extends Belief {
+  utility: number;
+  lastUsedAt: Date | null;
+  storePosition: number;
+}
+
+export interface Episode {
+  episodeId: string;
+  sessionId: string;
+  occurredAt: Date;
+  sequence: number;
+  actor: string;
+  kind: string;
+  content: string;
+  project: string;
+  archival: boolean;
+  sensitivity: SensitivityLevel;
+}
+
+/** The effective recall query, after defaults and moment rules. */
+export interface RecallQuery {
+  currentScope: string;
+  text: string | null;
+  subjects: string[];
+  beliefTypes: string[];
+  structuredBeliefTypes: string[];
+  includeOwnedResources: boolean;
+  asOf: Date | null;
+  knownAt: Date | null;
+  includeSuperseded: boolean;
+  includeProvisional: boolean;
+  profile: Profile;
+  budgetTokens: number;
+  maxItems: number;
+  minScore: number;
+}
+
+/** Where the block goes: the ceiling is an isolation predicate. */
+export interface SurfaceContext {
+  surfaceId: string;
+  sensitivityCeiling: SensitivityLevel;
+}
+
+export interface RecallContext {
+  moment: Moment;
+  sessionId: string;
+  runId: string;
+  turnId: string;
+  surface: SurfaceContext;
+}
+
+export interface RecalledBelief {
+  beliefId: string;
+  subject: string;
+  statement: string;
+  beliefType: string;
+  status: BeliefStatus;
+  confidenceBand: ConfidenceBand;
+  authority: Authority;
+  originScope: string;
+  portability: Portability;
+  carried: boolean;
+  validFrom: Date;
+  validTo: Date | null;
+  score: number;
+  arms: string[];
+  conflictWith: string[];
+  blocked: boolean;
+}
+
+export interface RecallResult {
+  items: RecalledBelief[];
+  rendered: string;
+  tokens: number;
+  truncated: boolean;
+  armsDegraded: string[];
+  traceId: string;
+}
+
+export interface RecallTrace {
+  id: string;
+  sessionId: string;
+  runId: string;
+  turnId: string;
+  moment: Moment;
+  query: RecallQuery;
+  surfaceId: string;
+  sensitivityCeiling: SensitivityLevel;
+  renderedSha256: string;
+  armLatenciesMs: Record<string, number> | null;
+  candidates: number | null;
+  returned: string[];
+  cited: string[];
+  droppedForBudget: string[] | null;
+  droppedForBudgetCount: number;
+  blocked: string[];
+  carriedIn: string[];
+  retrievalPolicyVersion: string;
+  createdAt: Date;
+  operatorFieldsExpireAt: Date;
+  ranked: RecalledBelief[] | null;
+  asOf: Date;
+}
+
+export interface SubjectAlias {
+  alias: string;
+  subject: string;
+}
+
+export interface Rejection {
+  rejectionId: string;
+  beliefId: string;
+  kind: RejectionKind;
+  correction: Belief | null;
+  scope: string;
+  reason: string;
+}

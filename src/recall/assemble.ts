@@ -1,0 +1,71 @@
+import { countTokens } from "./tokens.js";
+
+/**
+ * Step 8 (assemble): highest score first into the item cap and the token
+ * budget, stopping at the relevance floor. Filling the budget is not the
+ * goal: nothing below the floor is admitted even when room is left, except
+ * the conflict partner of an admitted belief, which always comes with it.
+ */
+
+export interface Assemblable {
+  beliefId: string;
+  score: number;
+  /** The rendered line (placeholder text for withheld items). */
+  line: string;
+  /** Kept conflict partners. */
+  conflictsWith: readonly string[];
+}
+
+export interface Assembled<T> {
+  /** Admitted items in render order: score desc, belief_id asc. */
+  admitted: T[];
+  /** Above the floor but left out by the item cap or the token budget. */
+  droppedForBudget: string[];
+  /** Considered but below the relevance floor. */
+  belowFloor: number;
+  tokens: number;
+}
+
+export function byScoreThenId(a: { score: number; beliefId: string }, b: { score: number; beliefId: string }): number {
+  return b.score - a.score || (a.beliefId < b.beliefId ? -1 : a.beliefId > b.beliefId ? 1 : 0);
+}
+
+export function assemble<T extends Assemblable>(
+  ranked: readonly T[],
+  limits: { maxItems: number; budgetTokens: number; floor: number; frameTokens: number },
+): Assembled<T> {
+  const ordered = [...ranked].sort(byScoreThenId);
+  const byId = new Map(ordered.map((item) => [item.beliefId, item]));
+  const admitted = new Map<string, T>();
+  const droppedForBudget: string[] = [];
+  let tokens = limits.frameTokens;
+  let belowFloor = 0;
+  let full = false;
+
+  const cost = (item: T) => countTokens(item.line) + 1; // +1 for the newline
+  const fits = (group: T[]) =>
+    admitted.size + group.length <= limits.maxItems &&
+    tokens + group.reduce((sum, item) => sum + cost(item), 0) <= limits.budgetTokens;
+
+  for (const item of ordered) {
+    if (admitted.has(item.beliefId)) continue;
+    if (item.score < limits.floor) {
+      belowFloor += 1;
+      continue;
+    }
+    // A belief and its unresolved conflict partners enter together or not at all.
+    const group = [item, ...item.conflictsWith.map((id) => byId.get(id)).filter((p): p is T => !!p && !admitted.has(p.beliefId))];
+    // Stop at the budget: once something does not fit, nothing ranked below it jumps the queue.
+    if (full || !fits(group)) {
+      full = true;
+      droppedForBudget.push(item.beliefId);
+      continue;
+    }
+    for (const member of group) {
+      admitted.set(member.beliefId, member);
+      tokens += cost(member);
+    }
+  }
+  const dropped = droppedForBudget.filter((id) => !admitted.has(id));
+  return { admitted: [...admitted.values()].sort(byScoreThenId), droppedForBudget: dropped, belowFloor, tokens };
+}

@@ -1,0 +1,104 @@
+import type { Authority, Moment, Portability, Profile } from "../domain/model.js";
+
+/**
+ * Every weight, cap, floor and version of the read path in one frozen object.
+ * A trace records `version`; changing any number here means a new version.
+ * The profiles are three weight vectors over one scoring function (rank.ts).
+ */
+
+export interface ProfileWeights {
+  match: number;
+  conf: number;
+  reinforce: number;
+  authority: number;
+  scope: number;
+  utility: number;
+  penalty: number;
+  /** Relevance floor: candidates scoring below are dropped even with budget left. */
+  floor: number;
+}
+
+export interface MomentDefaults {
+  maxItems: number;
+  budgetTokens: number;
+  profile: Profile;
+}
+
+export interface RetrievalPolicy {
+  version: string;
+  /** Reciprocal rank fusion constant. */
+  rrfK: number;
+  /** Per-arm candidate cap, applied after the hard filter. */
+  candidateCap: number;
+  /** Structured-arm match weight of a type-only anchor (an exact subject is 1.0). */
+  typeAnchorWeight: number;
+  profiles: Record<Profile, ProfileWeights>;
+  moments: Record<Moment | "search", MomentDefaults>;
+  /** Upper bounds a caller may ask for. */
+  limits: { maxItems: number; budgetTokens: number };
+  /** Evidence count at which reinforcement saturates (C_max). */
+  reinforceSaturation: number;
+  /** Reinforcement decay constant τ in days, by belief_type. */
+  decayDays: Record<string, number>;
+  defaultDecayDays: number;
+  authority: Record<Authority, number>;
+  /** scope_affinity of a belief carried from another project, by portability. */
+  carriedAffinity: Record<Portability, number>;
+  penalty: { flagged: number; pastExpiresHint: number };
+  /** Confidence at or above which a belief is banded high / medium. */
+  bands: { high: number; medium: number };
+  /** At most this many beliefs per subject (conflict partners exempt). */
+  perSubjectCap: number;
+  /** Types that form the durable "who you are talking to" core of a snapshot. */
+  durableTypes: string[];
+  /** Milliseconds before the deadline at which late arms are abandoned, to leave time to rank and reply. */
+  deadlineMarginMs: number;
+}
+
+export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
+  version: "retrieval@1",
+  rrfK: 60,
+  candidateCap: 200,
+  typeAnchorWeight: 0.25,
+  profiles: {
+    core: { match: 0, conf: 0.3, reinforce: 0.15, authority: 0.3, scope: 0.15, utility: 0.1, penalty: 0.4, floor: 0.35 },
+    task: { match: 0.45, conf: 0.15, reinforce: 0.05, authority: 0.1, scope: 0.2, utility: 0.05, penalty: 0.3, floor: 0.45 },
+    deep: { match: 0.5, conf: 0.15, reinforce: 0.05, authority: 0.1, scope: 0.15, utility: 0.05, penalty: 0.3, floor: 0.4 },
+  },
+  moments: {
+    snapshot: { maxItems: 40, budgetTokens: 1500, profile: "core" },
+    in_turn: { maxItems: 12, budgetTokens: 600, profile: "task" },
+    child_run: { maxItems: 15, budgetTokens: 500, profile: "task" },
+    search: { maxItems: 10, budgetTokens: 800, profile: "deep" },
+  },
+  limits: { maxItems: 200, budgetTokens: 16_000 },
+  reinforceSaturation: 10,
+  decayDays: {
+    preference: 365,
+    user_model_attr: 365,
+    relationship: 365,
+    working_style: 365,
+    constraint: 365,
+    skill: 365,
+    decision: 120,
+    project_fact: 60,
+    status: 7,
+    event: 14,
+  },
+  defaultDecayDays: 90,
+  authority: { user: 1, affirmed: 0.8, inferred: 0.5 },
+  carriedAffinity: { portable: 0.85, contextual: 0.5, local: 0.15 },
+  penalty: { flagged: 0.5, pastExpiresHint: 0.3 },
+  bands: { high: 0.8, medium: 0.5 },
+  perSubjectCap: 6,
+  durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
+  deadlineMarginMs: 15,
+});
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

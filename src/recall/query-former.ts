@@ -1,0 +1,62 @@
+import type { Moment, RecallQuery } from "../domain/model.js";
+import type { RetrievalPolicy } from "./policy.js";
+
+/**
+ * Step 1: from what the caller sent to the effective query the pipeline runs.
+ * Deterministic, no model call. Moment rules are applied here so the trace
+ * records the query that actually ran (a snapshot never includes provisional
+ * beliefs, whatever was asked).
+ */
+
+/** The query as the caller sent it; unset numbers are 0, unset booleans undefined. */
+export interface RequestedQuery extends Omit<RecallQuery, "includeProvisional" | "profile" | "minScore"> {
+  includeProvisional: boolean | undefined;
+  profile: RecallQuery["profile"] | undefined;
+  minScore: number | undefined;
+}
+
+export function effectiveQuery(requested: RequestedQuery, moment: Moment | "search", policy: RetrievalPolicy): RecallQuery {
+  const defaults = policy.moments[moment];
+  const profile = requested.profile ?? defaults.profile;
+  return {
+    ...requested,
+    subjects: [...new Set(requested.subjects.map((s) => s.trim()).filter((s) => s.length > 0))].sort(),
+    beliefTypes: [...new Set(requested.beliefTypes)].sort(),
+    structuredBeliefTypes: [...new Set(requested.structuredBeliefTypes)].sort(),
+    includeProvisional: moment === "snapshot" ? false : (requested.includeProvisional ?? true),
+    profile,
+    maxItems: Math.min(requested.maxItems || defaults.maxItems, policy.limits.maxItems),
+    budgetTokens: Math.min(requested.budgetTokens || defaults.budgetTokens, policy.limits.budgetTokens),
+    minScore: requested.minScore ?? policy.profiles[profile].floor,
+  };
+}
+
+/**
+ * English function words removed before lexical matching: they match almost
+ * every statement and turn an OR query into noise. Negations ("not", "never",
+ * "no") are deliberately absent: they carry meaning.
+ */
+export const FUNCTION_WORDS: ReadonlySet<string> = new Set(
+  (
+    "a an the this that these those is are was were be been being am do does did doing have has had having " +
+    "i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs " +
+    "what which who whom whose when where why how " +
+    "and or but if then so because as of at by for with about against between into through during before after " +
+    "above below to from up down in out on off over under again further once here there all any both each few " +
+    "more most other some such only own same than too very can will just should would could may might must shall " +
+    "s t don doesn didn isn aren wasn weren also get got please tell know"
+  ).split(" "),
+);
+
+/** Content terms of a text for the lexical arm: lower-cased, function words removed, order-stable, deduplicated. */
+export function lexicalTerms(text: string | null, maxTerms = 32): string[] {
+  if (!text) return [];
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const terms: string[] = [];
+  for (const w of words) {
+    if (FUNCTION_WORDS.has(w) || terms.includes(w)) continue;
+    terms.push(w);
+    if (terms.length >= maxTerms) break;
+  }
+  return terms;
+}

@@ -1,0 +1,62 @@
+import type { Authority, ConfidenceBand } from "../domain/model.js";
+
+/**
+ * Step 8 (render): the deterministic, trust-labelled memory block.
+ *
+ *   <memory as_of="2026-07-24T09:00:00Z" policy="retrieval@1">
+ *     [m:8f21a0c3] Andy prefers concise prose-first writing.  (user-stated, high)
+ *     [m:7ea51c2d] (learned in atlas) Deploys are gated on CI.  (inferred, low)
+ *     [m:0d3e9a11] [BLOCKED] withheld: failed injection scan.
+ *   </memory>
+ *
+ * No volatile fields: the only timestamp is the fixed as_of, bands replace
+ * floats, and lines come in the order given (the caller sorts by score desc,
+ * belief_id asc). The same lines always give the same bytes.
+ */
+
+export interface RenderLine {
+  beliefId: string;
+  statement: string;
+  authority: Authority;
+  band: ConfidenceBand;
+  /** Set when carried outside its origin project. */
+  learnedIn: string | null;
+  conflictsWith: readonly string[];
+  /** Set when withheld: the placeholder text replaces the statement. */
+  withheld: string | null;
+}
+
+const AUTHORITY_LABEL: Record<Authority, string> = { user: "user-stated", affirmed: "affirmed", inferred: "inferred" };
+
+/** The short id the model cites: the first eight hex digits of the UUID. */
+export function shortId(beliefId: string): string {
+  return `m:${beliefId.replace(/-/g, "").slice(0, 8)}`;
+}
+
+/** RFC 3339 in UTC at second precision. */
+export function formatAsOf(at: Date): string {
+  return at.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export function renderLine(line: RenderLine): string {
+  const id = `[${shortId(line.beliefId)}]`;
+  if (line.withheld !== null) return `  ${id} ${line.withheld}`;
+  const origin = line.learnedIn !== null ? `(learned in ${oneLine(line.learnedIn)}) ` : "";
+  const conflicts = line.conflictsWith.length > 0 ? ` conflicts=${line.conflictsWith.map((c) => `[${shortId(c)}]`).join(",")}` : "";
+  return `  ${id} ${origin}${oneLine(line.statement)}  (${AUTHORITY_LABEL[line.authority]}, ${line.band})${conflicts}`;
+}
+
+export function renderHeader(asOf: Date, policy: string): string {
+  return `<memory as_of="${formatAsOf(asOf)}" policy="${policy}">`;
+}
+
+export const RENDER_FOOTER = "</memory>";
+
+export function renderBlock(asOf: Date, policy: string, lines: readonly RenderLine[]): string {
+  return [renderHeader(asOf, policy), ...lines.map(renderLine), RENDER_FOOTER].join("\n") + "\n";
+}
+
+/** Statements are one line in the block: a newline could otherwise forge a line of its own. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}

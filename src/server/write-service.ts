@@ -1,0 +1,57 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  AppendEpisodesResponseSchema,
+  MemoryWriteService,
+  PutBeliefsResponseSchema,
+  PutSubjectAliasesResponseSchema,
+  RecordCitationsResponseSchema,
+  RejectBeliefResponseSchema,
+  RemovePersonaEntryResponseSchema,
+  SetPersonaEntryResponseSchema,
+} from "../gen/memory/v1/write_service_pb.js";
+import type { MemoryStore } from "../store/memory-store.js";
+import { principalOf } from "./identity.js";
+import * as validate from "./validate.js";
+
+/** The write side. Each handler validates the whole request before the store sees any of it. */
+export function writeService(deps: { store: MemoryStore; clock: () => Date }): ServiceImpl<typeof MemoryWriteService> {
+  const { store } = deps;
+  return {
+    async putBeliefs(req, ctx) {
+      const beliefs = validate.putBeliefs(req, deps.clock());
+      const { written, position } = await store.putBeliefs(principalOf(ctx), beliefs);
+      return create(PutBeliefsResponseSchema, { written, storePosition: BigInt(position) });
+    },
+    async appendEpisodes(req, ctx) {
+      const episodes = validate.appendEpisodes(req);
+      const { appended, position } = await store.appendEpisodes(principalOf(ctx), episodes);
+      return create(AppendEpisodesResponseSchema, { appended, storePosition: BigInt(position) });
+    },
+    async setPersonaEntry(req, ctx) {
+      const beliefId = validate.uuid(req.beliefId, "belief_id");
+      const { position } = await store.setPersonaEntry(principalOf(ctx), beliefId);
+      return create(SetPersonaEntryResponseSchema, { storePosition: BigInt(position) });
+    },
+    async removePersonaEntry(req, ctx) {
+      const beliefId = validate.uuid(req.beliefId, "belief_id");
+      const { removed, position } = await store.removePersonaEntry(principalOf(ctx), beliefId);
+      return create(RemovePersonaEntryResponseSchema, { removed, storePosition: BigInt(position) });
+    },
+    async putSubjectAliases(req, ctx) {
+      const aliases = validate.subjectAliases(req);
+      const { written } = await store.putSubjectAliases(principalOf(ctx), aliases);
+      return create(PutSubjectAliasesResponseSchema, { written });
+    },
+    async recordCitations(req, ctx) {
+      const { traceId, beliefIds } = validate.citations(req);
+      const { recorded } = await store.recordCitations(principalOf(ctx), traceId, beliefIds);
+      return create(RecordCitationsResponseSchema, { recorded });
+    },
+    async rejectBelief(req, ctx) {
+      const rejection = validate.rejection(req, deps.clock());
+      const { position } = await store.rejectBelief(principalOf(ctx), rejection);
+      return create(RejectBeliefResponseSchema, { storePosition: BigInt(position) });
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { EligibilityFilter } from "../recall/hard-filter.js";
+import type { SqlParams } from "./sql-params.js";
+
+/**
+ * The hard filter as a SQL predicate over `beliefs b`. Every belief query of
+ * the store starts its WHERE clause with this, so isolation and eligibility
+ * hold before ORDER BY and LIMIT (the candidate cap) ever apply.
+ */
+export function eligibilitySql(f: EligibilityFilter, p: SqlParams): string {
+  const asOf = p.add(f.asOf.toISOString());
+  const knownAt = p.add(f.knownAt.toISOString());
+  const clauses = [
+    `b.tenant_id = ${p.add(f.principal.tenantId)}`,
+    `b.principal_id = ${p.add(f.principal.principalId)}`,
+    `b.sensitivity <= ${p.add(f.sensitivityCeiling)}`,
+    `b.status = ANY(${p.add(f.statuses)}::text[])`,
+    `b.valid_from <= ${asOf}::timestamptz`,
+    `(b.valid_to IS NULL OR b.valid_to > ${asOf}::timestamptz)`,
+    `b.recorded_at <= ${knownAt}::timestamptz`,
+    `(b.retracted_at IS NULL OR b.retracted_at > ${knownAt}::timestamptz)`,
+    `(b.portability <> 'local' OR b.origin_scope = ${p.add(f.currentScope)}
+      OR lower(b.subject) = ANY(${p.add(f.namedSubjects)}::text[]))`,
+  ];
+  if (f.beliefTypes.length > 0) clauses.push(`b.belief_type = ANY(${p.add(f.beliefTypes)}::text[])`);
+  if (f.excludePersonaHeld) {
+    clauses.push(`NOT EXISTS (SELECT 1 FROM persona_entries pe
+      WHERE pe.tenant_id = b.tenant_id AND pe.principal_id = b.principal_id AND pe.belief_id = b.belief_id)`);
+  }
+  return clauses.join("\n  AND ");
+}

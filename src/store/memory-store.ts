@@ -1,0 +1,483 @@
+import { applyRejections } from "../domain/rejection-replay.js";
+import { NotFoundError, InvalidArgumentError } from "../domain/errors.js";
+import type {
+  Belief,
+  Episode,
+  Principal,
+  RecallTrace,
+  Rejection,
+  RejectionKind,
+  SensitivityLevel,
+  StoredBelief,
+  SubjectAlias,
+} from "../domain/model.js";
+import type { EligibilityFilter } from "../recall/hard-filter.js";
+import { BELIEF_COLUMNS, EPISODE_COLUMNS, beliefFromRow, beliefParams, episodeFromRow } from "./belief-rows.js";
+import { eligibilitySql } from "./eligibility-sql.js";
+import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
+import { SqlParams } from "./sql-params.js";
+import { traceFromRow, traceParams } from "./trace-rows.js";
+
+/** Rows written between two statistics refreshes of the embedded store. */
+const ANALYZE_EVERY = 2000;
+
+/** A candidate from one arm: the belief and that arm's own score. */
+export interface ArmCandidate {
+  belief: StoredBelief;
+  armScore: number;
+}
+
+export interface StoreHead {
+  position: number;
+  updatedAt: Date | null;
+}
+
+export interface EpisodeQuery {
+  sessionId: string | null;
+  startTime: Date | null;
+  endTime: Date | null;
+  includeArchival: boolean;
+  sensitivityCeiling: SensitivityLevel;
+  after: { occurredAt: Date; sequence: number; episodeId: string } | null;
+  limit: number;
+}
+
+/**
+ * All of recall's SQL, over either store. Every method takes the principal
+ * first: there is no query path without the isolation predicates.
+ */
+export class MemoryStore {
+  constructor(readonly db: SqlClient) {}
+
+  async ping(): Promise<void> {
+    await this.db.query("SELECT 1");
+  }
+
+  /**
+   * PGlite has no autovacuum: after bulk writes the planner's statistics go
+   * stale and the full-text plans degrade, so the service refreshes them
+   * itself. PostgreSQL's autovacuum does this on its own.
+   */
+  async analyzeIfEmbedded(): Promise<void> {
+    if (this.db.kind !== "pglite") return;
+    await this.db.exec("VACUUM ANALYZE beliefs; VACUUM ANALYZE episodes;");
+    this.rowsSinceAnalyze = 0;
+  }
+
+  private rowsSinceAnalyze = 0;
+
+  /** Counts bulk writes and refreshes PGlite's statistics every ANALYZE_EVERY rows. */
+  private async afterBulkWrite(rows: number): Promise<void> {
+    this.rowsSinceAnalyze += rows;
+    if (this.rowsSinceAnalyze >= ANALYZE_EVERY) await this.analyzeIfEmbedded();
+  }
+
+  async head(p: Principal): Promise<StoreHead> {
+    const rows = await this.db.query(
+      "SELECT position, updated_at FROM principal_heads WHERE tenant_id = $1 AND principal_id = $2",
+      [p.tenantId, p.principalId],
+    );
+    const r = rows[0];
+    return r ? { position: Number(r.position), updatedAt: r.updated_at as Date } : { position: 0, updatedAt: null };
+  }
+
+  // ---- write side ---------------------------------------------------------
+
+  /** Upserts by id; replays rejections; moves the head only when something changed. */
+  async putBeliefs(p: Principal, beliefs: readonly Belief[]): Promise<{ written: number; position: number }> {
+    const result = await this.db.transaction(async (tx) => {
+      const write = await beginWrite(tx, p);
+      const rejections = await rejectionKindsFor(
+        tx,
+        p,
+        beliefs.map((b) => b.beliefId),
+      );
+      let written = 0;
+      for (const belief of beliefs) {
+        const replayed = applyRejections(belief, rejections.get(belief.beliefId) ?? []);
+        written += await upsertBelief(tx, p, replayed, write.next);
+      }
+      return { written, position: await write.finish(written > 0) };
+    });
+    await this.afterBulkWrite(result.written);
+    return result;
+  }
+
+  async appendEpisodes(p: Principal, episodes: readonly Episode[]): Promise<{ appended: number; position: number }> {
+    const result = await this.db.transaction(async (tx) => {
+      const write = await beginWrite(tx, p);
+      let appended = 0;
+      for (const e of episodes) {
+        const rows = await tx.query(
+          `INSERT INTO episodes (tenant_id, principal_id, episode_id, session_id, occurred_at, sequence, actor, kind,
+             content, project, archival, sensitivity, store_position)
+           VALUES ($1, $2, $3, $4, $5::timestamptz, $6, $7, $8, $9, $10, $11, $12, $13)
+           ON CONFLICT (tenant_id, principal_id, episode_id) DO NOTHING RETURNING 1 AS ok`,
+          [
+            p.tenantId,
+            p.principalId,
+            e.episodeId,
+            e.sessionId,
+            e.occurredAt.toISOString(),
+            e.sequence,
+            e.actor,
+            e.kind,
+            e.content,
+            e.project,
+            e.archival,
+            e.sensitivity,
+            write.next,
+          ],
+        );
+        appended += rows.length;
+      }
+      return { appended, position: await write.finish(appended > 0) };
+    });
+    await this.afterBulkWrite(result.appended);
+    return result;
+  }
+
+  async setPersonaEntry(p: Principal, beliefId: string): Promise<{ position: number }> {
+    return this.db.transaction(async (tx) => {
+      await requireBelief(tx, p, beliefId, "belief_id");
+      const write = await beginWrite(tx, p);
+      const rows = await tx.query(
+        `INSERT INTO persona_entries (tenant_id, principal_id, belief_id) VALUES ($1, $2, $3)
+         ON CONFLICT DO NOTHING RETURNING 1 AS ok`,
+        [p.tenantId, p.principalId, beliefId],
+      );
+      return { position: await write.finish(rows.length > 0) };
+    });
+  }
+
+  async removePersonaEntry(p: Principal, beliefId: string): Promise<{ removed: boolean; position: number }> {
+    return this.db.transaction(async (tx) => {
+      const write = await beginWrite(tx, p);
+      const rows = await tx.query(
+        `DELETE FROM persona_entries WHERE tenant_id = $1 AND principal_id = $2 AND belief_id = $3 RETURNING 1 AS ok`,
+        [p.tenantId, p.principalId, beliefId],
+      );
+      return { removed: rows.length > 0, position: await write.finish(rows.length > 0) };
+    });
+  }
+
+  async putSubjectAliases(p: Principal, aliases: readonly SubjectAlias[]): Promise<{ written: number }> {
+    return this.db.transaction(async (tx) => {
+      let written = 0;
+      for (const a of aliases) {
+        const rows = await tx.query(
+          `INSERT INTO subject_aliases (tenant_id, principal_id, alias_key, alias, subject) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (tenant_id, principal_id, alias_key) DO UPDATE SET alias = EXCLUDED.alias, subject = EXCLUDED.subject
+           WHERE (subject_aliases.alias, subject_aliases.subject) IS DISTINCT FROM (EXCLUDED.alias, EXCLUDED.subject)
+           RETURNING 1 AS ok`,
+          [p.tenantId, p.principalId, a.alias.toLowerCase(), a.alias, a.subject],
+        );
+        written += rows.length;
+      }
+      return { written };
+    });
+  }
+
+  /**
+   * Marks cited beliefs used: last_used_at and utility move; last_evidence_at
+   * and confidence never do (being retrieved is not evidence of truth).
+   * Feedback does not move the store head: it changes no belief's content.
+   */
+  async recordCitations(p: Principal, traceId: string, beliefIds: readonly string[]): Promise<{ recorded: number }> {
+    return this.db.transaction(async (tx) => {
+      const traces = await tx.query<{ returned: string[] }>(
+        `SELECT returned::text[] AS returned FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = $3`,
+        [p.tenantId, p.principalId, traceId],
+      );
+      const trace = traces[0];
+      if (!trace) throw new NotFoundError("trace not found");
+      const returned = new Set(trace.returned);
+      beliefIds.forEach((id, i) => {
+        if (!returned.has(id)) throw new InvalidArgumentError(`belief_ids[${i}]`, "was not returned by this trace");
+      });
+      let recorded = 0;
+      for (const id of new Set(beliefIds)) {
+        const rows = await tx.query(
+          `INSERT INTO citations (tenant_id, principal_id, trace_id, belief_id) VALUES ($1, $2, $3, $4)
+           ON CONFLICT DO NOTHING RETURNING 1 AS ok`,
+          [p.tenantId, p.principalId, traceId, id],
+        );
+        if (rows.length === 0) continue;
+        recorded += 1;
+        await tx.query(
+          `UPDATE beliefs SET last_used_at = now(), utility = utility + (1 - utility) * 0.2
+           WHERE tenant_id = $1 AND principal_id = $2 AND belief_id = $3`,
+          [p.tenantId, p.principalId, id],
+        );
+      }
+      return { recorded };
+    });
+  }
+
+  /** Records the rejection event and applies it (and, for CHANGED, writes the correction). */
+  async rejectBelief(p: Principal, rejection: Rejection): Promise<{ position: number }> {
+    return this.db.transaction(async (tx) => {
+      const existing = await tx.query(
+        `SELECT 1 AS ok FROM rejections WHERE tenant_id = $1 AND principal_id = $2 AND rejection_id = $3`,
+        [p.tenantId, p.principalId, rejection.rejectionId],
+      );
+      if (existing.length > 0) return { position: (await headIn(tx, p)).position };
+      const target = await requireBelief(tx, p, rejection.beliefId, "belief_id");
+      const write = await beginWrite(tx, p);
+      await tx.query(
+        `INSERT INTO rejections (tenant_id, principal_id, rejection_id, belief_id, kind, correction_belief_id, scope, reason)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          p.tenantId,
+          p.principalId,
+          rejection.rejectionId,
+          rejection.beliefId,
+          rejection.kind,
+          rejection.correction?.beliefId ?? null,
+          rejection.scope,
+          rejection.reason,
+        ],
+      );
+      let corrected: Belief = applyRejections(target, [rejection.kind]);
+      if (rejection.correction) {
+        const correction = rejection.correction;
+        const supersedes = [...new Set([...correction.supersedes, target.beliefId])];
+        await upsertBelief(tx, p, { ...correction, supersedes }, write.next);
+        corrected = { ...corrected, validTo: corrected.validTo ?? correction.validFrom };
+      }
+      await upsertBelief(tx, p, corrected, write.next);
+      return { position: await write.finish(true) };
+    });
+  }
+
+  // ---- read side ----------------------------------------------------------
+
+  /** Canonical subjects and all their aliases, lower-cased, for the given names. */
+  async expandSubjects(p: Principal, subjects: readonly string[]): Promise<string[]> {
+    const names = [...new Set(subjects.map((s) => s.toLowerCase()))];
+    if (names.length === 0) return [];
+    const rows = await this.db.query<{ name: string }>(
+      `WITH canonical AS (
+         SELECT lower(subject) AS subject FROM subject_aliases
+         WHERE tenant_id = $1 AND principal_id = $2 AND alias_key = ANY($3::text[])
+         UNION SELECT unnest($3::text[])
+       )
+       SELECT subject AS name FROM canonical
+       UNION
+       SELECT a.alias_key FROM subject_aliases a JOIN canonical c ON lower(a.subject) = c.subject
+       WHERE a.tenant_id = $1 AND a.principal_id = $2`,
+      [p.tenantId, p.principalId, names],
+    );
+    return rows.map((r) => r.name).sort();
+  }
+
+  /**
+   * Structured arm: beliefs whose subject is named (score 1.0) or whose type is
+   * an anchor (0.25). With no anchors at all (a snapshot), every eligible
+   * belief is a candidate, most durable first.
+   */
+  async structuredCandidates(
+    f: EligibilityFilter,
+    anchors: { subjects: readonly string[]; types: readonly string[]; typeWeight: number },
+    cap: number,
+    options?: QueryOptions,
+  ): Promise<ArmCandidate[]> {
+    const p = new SqlParams();
+    const where = eligibilitySql(f, p);
+    const subjects = p.add(anchors.subjects);
+    const types = p.add(anchors.types);
+    const typeWeight = p.add(anchors.typeWeight);
+    const anchored = anchors.subjects.length > 0 || anchors.types.length > 0;
+    const text = `SELECT ${BELIEF_COLUMNS},
+        CASE WHEN lower(b.subject) = ANY(${subjects}::text[]) THEN 1.0
+             WHEN b.belief_type = ANY(${types}::text[]) THEN ${typeWeight}::float8
+             ELSE 0.0 END AS arm_score
+      FROM beliefs b
+      WHERE ${where}
+      ${anchored ? `AND (lower(b.subject) = ANY(${subjects}::text[]) OR b.belief_type = ANY(${types}::text[]))` : ""}
+      ORDER BY arm_score DESC, CASE b.authority WHEN 'user' THEN 0 WHEN 'affirmed' THEN 1 ELSE 2 END,
+        b.confidence DESC, b.evidence_count DESC, b.belief_id
+      LIMIT ${p.add(cap)}`;
+    return candidates(await this.db.query(text, p.values, options));
+  }
+
+  /** Lexical arm: full-text OR query over subject and statement, ranked by ts_rank. */
+  async lexicalCandidates(
+    f: EligibilityFilter,
+    terms: readonly string[],
+    cap: number,
+    options?: QueryOptions,
+  ): Promise<ArmCandidate[]> {
+    if (terms.length === 0) return [];
+    const p = new SqlParams();
+    const where = eligibilitySql(f, p);
+    const tsquery = p.add(terms.join(" | "));
+    const text = `SELECT ${BELIEF_COLUMNS}, ts_rank(b.tsv, q.query)::float8 AS arm_score
+      FROM beliefs b, to_tsquery('english', ${tsquery}) AS q(query)
+      WHERE ${where} AND b.tsv @@ q.query
+      ORDER BY arm_score DESC, b.belief_id
+      LIMIT ${p.add(cap)}`;
+    return candidates(await this.db.query(text, p.values, options));
+  }
+
+  /** Beliefs by id for the principal, whatever their state (re-rendering, partners). */
+  async beliefsById(p: Principal, ids: readonly string[]): Promise<StoredBelief[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query(
+      `SELECT ${BELIEF_COLUMNS} FROM beliefs b
+       WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = ANY($3::uuid[]) ORDER BY b.belief_id`,
+      [p.tenantId, p.principalId, ids],
+    );
+    return rows.map(beliefFromRow);
+  }
+
+  async episodes(p: Principal, q: EpisodeQuery): Promise<Episode[]> {
+    const params = new SqlParams();
+    const clauses = [
+      `e.tenant_id = ${params.add(p.tenantId)}`,
+      `e.principal_id = ${params.add(p.principalId)}`,
+      `e.sensitivity <= ${params.add(q.sensitivityCeiling)}`,
+    ];
+    if (q.sessionId !== null) clauses.push(`e.session_id = ${params.add(q.sessionId)}`);
+    if (q.startTime) clauses.push(`e.occurred_at >= ${params.add(q.startTime.toISOString())}::timestamptz`);
+    if (q.endTime) clauses.push(`e.occurred_at < ${params.add(q.endTime.toISOString())}::timestamptz`);
+    if (!q.includeArchival) clauses.push("NOT e.archival");
+    if (q.after) {
+      clauses.push(`(e.occurred_at, e.sequence, e.episode_id) > (${params.add(q.after.occurredAt.toISOString())}::timestamptz,
+        ${params.add(q.after.sequence)}::bigint, ${params.add(q.after.episodeId)}::uuid)`);
+    }
+    const rows = await this.db.query(
+      `SELECT ${EPISODE_COLUMNS} FROM episodes e WHERE ${clauses.join(" AND ")}
+       ORDER BY e.occurred_at, e.sequence, e.episode_id LIMIT ${params.add(q.limit)}`,
+      params.values,
+    );
+    return rows.map(episodeFromRow);
+  }
+
+  async recordTrace(p: Principal, trace: RecallTrace): Promise<void> {
+    await this.db.query(
+      `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, run_id, turn_id, moment, query,
+         surface_id, sensitivity_ceiling, rendered_sha256, as_of, returned, dropped_for_budget_count, blocked,
+         carried_in, retrieval_policy_version, created_at, operator_fields_expire_at, arm_latencies_ms, candidates,
+         dropped_for_budget, ranked)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12::timestamptz, $13::uuid[], $14, $15::uuid[],
+         $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb)`,
+      [p.tenantId, p.principalId, ...traceParams(trace)],
+    );
+  }
+
+  /** The principal's trace, or null: another principal's trace is simply not found. */
+  async getTrace(p: Principal, traceId: string): Promise<RecallTrace | null> {
+    const rows = await this.db.query(
+      `SELECT t.*, t.trace_id::text AS trace_id, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
+         t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget,
+         COALESCE((SELECT array_agg(c.belief_id::text ORDER BY c.belief_id) FROM citations c
+           WHERE c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id),
+           '{}') AS cited
+       FROM recall_traces t WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = $3`,
+      [p.tenantId, p.principalId, traceId],
+    );
+    const r = rows[0];
+    return r ? traceFromRow(r) : null;
+  }
+}
+
+function candidates(rows: Row[]): ArmCandidate[] {
+  return rows.map((r) => ({ belief: beliefFromRow(r), armScore: Number(r.arm_score) }));
+}
+
+/**
+ * Locks the principal's head row for this transaction and proposes the next
+ * position; `finish(changed)` moves the head only if the write changed
+ * something, so an idempotent repeat leaves the snapshot watermark alone.
+ */
+async function beginWrite(tx: SqlClient, p: Principal) {
+  const rows = await tx.query(
+    `INSERT INTO principal_heads (tenant_id, principal_id) VALUES ($1, $2)
+     ON CONFLICT (tenant_id, principal_id) DO UPDATE SET position = principal_heads.position
+     RETURNING position`,
+    [p.tenantId, p.principalId],
+  );
+  const current = Number(rows[0]?.position ?? 0);
+  const next = current + 1;
+  return {
+    next,
+    async finish(changed: boolean): Promise<number> {
+      if (!changed) return current;
+      await tx.query(
+        `UPDATE principal_heads SET position = $3, updated_at = now() WHERE tenant_id = $1 AND principal_id = $2`,
+        [p.tenantId, p.principalId, next],
+      );
+      return next;
+    },
+  };
+}
+
+async function headIn(tx: SqlClient, p: Principal): Promise<{ position: number }> {
+  const rows = await tx.query("SELECT position FROM principal_heads WHERE tenant_id = $1 AND principal_id = $2", [
+    p.tenantId,
+    p.principalId,
+  ]);
+  return { position: Number(rows[0]?.position ?? 0) };
+}
+
+async function requireBelief(tx: SqlClient, p: Principal, beliefId: string, field: string): Promise<StoredBelief> {
+  const rows = await tx.query(
+    `SELECT ${BELIEF_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = $3`,
+    [p.tenantId, p.principalId, beliefId],
+  );
+  const row = rows[0];
+  if (!row) throw new NotFoundError(`${field}: no such belief`);
+  return beliefFromRow(row);
+}
+
+async function rejectionKindsFor(
+  tx: SqlClient,
+  p: Principal,
+  beliefIds: readonly string[],
+): Promise<Map<string, RejectionKind[]>> {
+  const rows = await tx.query<{ belief_id: string; kind: RejectionKind }>(
+    `SELECT belief_id::text AS belief_id, kind FROM rejections
+     WHERE tenant_id = $1 AND principal_id = $2 AND belief_id = ANY($3::uuid[])
+     ORDER BY created_at, rejection_id`,
+    [p.tenantId, p.principalId, beliefIds],
+  );
+  const byBelief = new Map<string, RejectionKind[]>();
+  for (const r of rows) byBelief.set(r.belief_id, [...(byBelief.get(r.belief_id) ?? []), r.kind]);
+  return byBelief;
+}
+
+/** Inserts or replaces one belief; returns 1 when the row changed, 0 for an identical repeat. */
+async function upsertBelief(tx: SqlClient, p: Principal, b: Belief, position: number): Promise<number> {
+  const rows = await tx.query(
+    `INSERT INTO beliefs AS cur (tenant_id, principal_id, belief_id, subject, statement, belief_type, predicate_key,
+       status, confidence, authority, origin_scope, scope_level, portability, sensitivity, valid_from, valid_to,
+       recorded_at, retracted_at, supersedes, conflicts_with, evidence_count, last_evidence_at, expires_hint,
+       flagged_for_review, source_episode_ids, store_position)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::timestamptz, $16::timestamptz,
+       $17::timestamptz, $18::timestamptz, $19::uuid[], $20::uuid[], $21, $22::timestamptz, $23::timestamptz, $24,
+       $25::uuid[], $26)
+     ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
+       subject = EXCLUDED.subject, statement = EXCLUDED.statement, belief_type = EXCLUDED.belief_type,
+       predicate_key = EXCLUDED.predicate_key, status = EXCLUDED.status, confidence = EXCLUDED.confidence,
+       authority = EXCLUDED.authority, origin_scope = EXCLUDED.origin_scope, scope_level = EXCLUDED.scope_level,
+       portability = EXCLUDED.portability, sensitivity = EXCLUDED.sensitivity, valid_from = EXCLUDED.valid_from,
+       valid_to = EXCLUDED.valid_to, recorded_at = EXCLUDED.recorded_at, retracted_at = EXCLUDED.retracted_at,
+       supersedes = EXCLUDED.supersedes, conflicts_with = EXCLUDED.conflicts_with,
+       evidence_count = EXCLUDED.evidence_count, last_evidence_at = EXCLUDED.last_evidence_at,
+       expires_hint = EXCLUDED.expires_hint, flagged_for_review = EXCLUDED.flagged_for_review,
+       source_episode_ids = EXCLUDED.source_episode_ids, store_position = EXCLUDED.store_position
+     WHERE (cur.subject, cur.statement, cur.belief_type, cur.predicate_key, cur.status, cur.confidence, cur.authority,
+       cur.origin_scope, cur.scope_level, cur.portability, cur.sensitivity, cur.valid_from, cur.valid_to,
+       cur.recorded_at, cur.retracted_at, cur.supersedes, cur.conflicts_with, cur.evidence_count,
+       cur.last_evidence_at, cur.expires_hint, cur.flagged_for_review, cur.source_episode_ids)
+       IS DISTINCT FROM (EXCLUDED.subject, EXCLUDED.statement, EXCLUDED.belief_type, EXCLUDED.predicate_key,
+       EXCLUDED.status, EXCLUDED.confidence, EXCLUDED.authority, EXCLUDED.origin_scope, EXCLUDED.scope_level,
+       EXCLUDED.portability, EXCLUDED.sensitivity, EXCLUDED.valid_from, EXCLUDED.valid_to, EXCLUDED.recorded_at,
+       EXCLUDED.retracted_at, EXCLUDED.supersedes, EXCLUDED.conflicts_with, EXCLUDED.evidence_count,
+       EXCLUDED.last_evidence_at, EXCLUDED.expires_hint, EXCLUDED.flagged_for_review, EXCLUDED.source_episode_ids)
+     RETURNING 1 AS ok`,
+    [p.tenantId, p.principalId, ...beliefParams(b), position],
+  );
+  return rows.length;
+}

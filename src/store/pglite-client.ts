@@ -1,0 +1,38 @@
+import { PGlite, type PGliteInterface, type Transaction } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import type { Row, SqlClient } from "./sql-client.js";
+
+/** The extensions the schema needs; PGlite loads them at creation. */
+export const pgliteExtensions = { pg_trgm, btree_gin };
+
+/** Opens (creating if needed) an embedded PGlite database in `dataDir`; undefined means in memory. */
+export async function openPglite(dataDir: string | undefined): Promise<PGlite> {
+  return PGlite.create(dataDir, { extensions: pgliteExtensions });
+}
+
+/**
+ * PGlite through its own query API. PGlite runs one statement at a time in
+ * process, so there is no pool and a running statement cannot be cancelled.
+ */
+export function createPgliteClient(db: PGliteInterface): SqlClient {
+  return wrap(db, () => db.close());
+}
+
+function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>): SqlClient {
+  return {
+    kind: "pglite",
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      const result = await db.query<T>(text, params as unknown[]);
+      return result.rows;
+    },
+    async exec(script: string) {
+      await db.exec(script);
+    },
+    async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+      if (!("transaction" in db)) return work(wrap(db, close));
+      return db.transaction((tx) => work(wrap(tx, close)));
+    },
+    close,
+  };
+}

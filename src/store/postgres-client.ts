@@ -1,0 +1,45 @@
+import postgres from "postgres";
+import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
+
+type Sql = postgres.Sql<Record<string, never>>;
+
+/** PostgreSQL through postgres.js: a pool, prepared statements, cancellable queries. */
+export function createPostgresClient(url: string, poolMax: number): SqlClient {
+  const sql = postgres(url, {
+    max: poolMax,
+    prepare: true,
+    onnotice: () => {},
+    // int8 as a JS number, as PGlite returns it: positions and counts stay far below 2^53.
+    types: {
+      bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+    },
+    connection: { application_name: "recall" },
+  }) as unknown as Sql;
+  return wrap(sql, async () => {
+    await sql.end({ timeout: 5 });
+  });
+}
+
+function wrap(sql: Sql | postgres.TransactionSql<Record<string, never>>, close: () => Promise<void>): SqlClient {
+  return {
+    kind: "postgres",
+    async query<T extends Row>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
+      const pending = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
+      const signal = options?.signal;
+      if (signal) {
+        if (signal.aborted) pending.cancel();
+        else signal.addEventListener("abort", () => pending.cancel(), { once: true });
+      }
+      const rows = await pending;
+      return rows as unknown as T[];
+    },
+    async exec(script: string) {
+      await sql.unsafe(script);
+    },
+    async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+      if (!("begin" in sql)) return work(wrap(sql, close));
+      return (await sql.begin((tx) => work(wrap(tx, close)))) as T;
+    },
+    close,
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The one small port both stores implement. Everything above it speaks one
+ * SQL dialect (accepted by PostgreSQL 15 and PGlite) with $n parameters.
+ */
+
+export type Row = Record<string, unknown>;
+
+export interface QueryOptions {
+  /** Cancels the statement when aborted (PostgreSQL only; PGlite cannot cancel a running statement). */
+  signal?: AbortSignal;
+}
+
+export interface SqlClient {
+  readonly kind: "postgres" | "pglite";
+  /** One parameterised statement. int8 columns come back as JS numbers in both stores. */
+  query<T extends Row = Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
+  /** A script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+  /** Runs `work` in one transaction: all or nothing. */
+  transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -2,6 +2,7 @@ import { existsSync, unlinkSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
+import { withSpecGrpcMessage } from "./grpc-message-encoding.js";
 
 /**
  * One port for every client: gRPC needs HTTP/2 (h2c, prior knowledge), while
@@ -32,7 +33,11 @@ export interface RunningServer {
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
-export async function listen(handler: Handler, options: ListenOptions): Promise<RunningServer> {
+export async function listen(rpcHandler: Handler, options: ListenOptions): Promise<RunningServer> {
+  const handler: Handler = (req, res) => {
+    withSpecGrpcMessage(res);
+    rpcHandler(req, res);
+  };
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const h1 = http.createServer(handler as http.RequestListener);
   const sessions = new Set<http2.ServerHttp2Session>();

@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { freshPostgresDatabase } from "./stores.js";
+
+/**
+ * Starts the built sidecar (`node dist/cli/main.js serve`) as a real process
+ * on a free port, on a fresh PGlite directory or a fresh PostgreSQL database,
+ * and waits for its "listening" log line. `npm test` builds first.
+ */
+
+export const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+
+export interface SidecarProcess {
+  port: number;
+  address: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stderr (its JSON log lines). */
+  logs: () => string;
+  /** The database URL when on PostgreSQL. */
+  databaseUrl?: string;
+  /** SIGTERM, wait for exit; returns the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startSidecarProcess(
+  kind: "pglite" | "postgres",
+  env: Record<string, string> = {},
+): Promise<SidecarProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), "recall-it-"));
+  const database = kind === "postgres" ? await freshPostgresDatabase() : undefined;
+  const child = spawn(process.execPath, [CLI, "serve"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      RECALL_PORT: "0",
+      RECALL_DATA_DIR: dataDir,
+      RECALL_LOG_LEVEL: "info",
+      RECALL_SHUTDOWN_GRACE_MS: "3000",
+      ...(database ? { RECALL_DATABASE_URL: database.url } : {}),
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stdout!.resume();
+
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sidecar did not start in time:\n${stderr}`)), 45_000);
+    const onData = () => {
+      for (const line of stderr.split("\n")) {
+        if (!line.includes('"recall sidecar listening"')) continue;
+        clearTimeout(timer);
+        child.stderr!.off("data", onData);
+        resolve((JSON.parse(line) as { port: number }).port);
+        return;
+      }
+    };
+    child.stderr!.on("data", onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`sidecar exited with ${code} before listening:\n${stderr}`));
+    });
+  });
+
+  return {
+    port,
+    address: `127.0.0.1:${port}`,
+    child,
+    logs: () => stderr,
+    databaseUrl: database?.url,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const code = await exited;
+      await rm(dataDir, { recursive: true, force: true });
+      await database?.drop();
+      return code;
+    },
+  };
+}

@@ -27,6 +27,10 @@ const envSchema = z.object({
   RECALL_HEALTH_INTERVAL_MS: positiveInt.default(2_000),
   RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
   RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
+  RECALL_FAULT_ARM_DELAY: z
+    .string()
+    .regex(/^[a-z_]+=\d+(,[a-z_]+=\d+)*$/, 'must look like "lexical=500,structured=0"')
+    .optional(),
 });
 
 export type SensitivityName = z.infer<typeof sensitivityName>;
@@ -42,6 +46,8 @@ export interface Config {
   readonly healthIntervalMs: number;
   readonly defaultSensitivityCeiling: SensitivityName;
   readonly traceOperatorRetentionHours: number;
+  /** Fault injection for tests and drills: extra milliseconds before an arm starts. Never set in production. */
+  readonly faultArmDelayMs: Readonly<Record<string, number>>;
 }
 
 export class ConfigError extends Error {
@@ -76,5 +82,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     healthIntervalMs: e.RECALL_HEALTH_INTERVAL_MS,
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
+    faultArmDelayMs: Object.freeze(
+      Object.fromEntries(
+        (e.RECALL_FAULT_ARM_DELAY ?? "")
+          .split(",")
+          .filter((pair) => pair !== "")
+          .map((pair) => {
+            const [arm, ms] = pair.split("=");
+            return [arm!, Number(ms)];
+          }),
+      ),
+    ),
   });
 }

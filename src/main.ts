@@ -29,6 +29,9 @@ export interface Sidecar {
 
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
   const store = await openStore(config.store, logger);
+  if (Object.keys(config.faultArmDelayMs).length > 0) {
+    logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
+  }
   const clock = () => new Date();
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
 
@@ -48,6 +51,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           defaultSensitivityCeiling: config.defaultSensitivityCeiling,
           deadline: config.deadline,
           onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
+          armDelayMs: config.faultArmDelayMs,
         }),
       );
       router.service(MemoryWriteService, writeService({ store, clock }));

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import type {
   Moment,
   Principal,
@@ -37,6 +38,8 @@ export interface PipelineDeps {
   clock: () => Date;
   traceRetentionHours: number;
   onArmError?: (arm: string, error: unknown) => void;
+  /** Fault injection: delay named arms (RECALL_FAULT_ARM_DELAY). */
+  armDelayMs?: Readonly<Record<string, number>>;
 }
 
 export interface RecallRun {
@@ -84,7 +87,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
   ];
   const outcomes: ArmOutcome[] = [];
-  for await (const outcome of runArms(arms, { deadlineAt: run.deadlineAt - policy.deadlineMarginMs, signal: run.signal, onArmError: deps.onArmError })) {
+  for await (const outcome of runArms(arms.map((arm) => withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0)), { deadlineAt: run.deadlineAt - deadlineMarginMs(run.deadlineAt - Date.now(), policy), signal: run.signal, onArmError: deps.onArmError })) {
     outcomes.push(outcome);
     yield outcome;
   }
@@ -178,6 +181,23 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   };
   await store.recordTrace(run.principal, trace);
   return { result, trace };
+}
+
+export function deadlineMarginMs(allowedMs: number, policy: RetrievalPolicy): number {
+  const { share, minMs, maxMs } = policy.deadlineMargin;
+  return Math.min(maxMs, Math.max(minMs, Math.round(allowedMs * share)));
+}
+
+/** Wraps an arm so it starts late; the delay honours the arm's abort signal like real work does. */
+function withDelay(arm: RecallArm, ms: number): RecallArm {
+  if (ms <= 0) return arm;
+  return {
+    name: arm.name,
+    async run(signal) {
+      await delay(ms, undefined, { signal });
+      return arm.run(signal);
+    },
+  };
 }
 
 export function sha256Hex(text: string): string {

@@ -51,8 +51,11 @@ export interface RetrievalPolicy {
   perSubjectCap: number;
   /** Types that form the durable "who you are talking to" core of a snapshot. */
   durableTypes: string[];
-  /** Milliseconds before the deadline at which late arms are abandoned, to leave time to rank and reply. */
-  deadlineMarginMs: number;
+  /**
+   * Late arms are abandoned this long before the deadline, to leave time to
+   * rank, record the trace and reply: a share of the time allowed, bounded.
+   */
+  deadlineMargin: { share: number; minMs: number; maxMs: number };
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
@@ -92,7 +95,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   bands: { high: 0.8, medium: 0.5 },
   perSubjectCap: 6,
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
-  deadlineMarginMs: 15,
+  deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
 });
 
 function deepFreeze<T>(value: T): T {

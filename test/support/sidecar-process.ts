@@ -73,7 +73,8 @@ export async function startSidecarProcess(
     logs: () => stderr,
     databaseUrl: database?.url,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      // One SIGTERM only: a second one means "stop now" to the sidecar.
+      if (!child.killed && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const code = await exited;
       await rm(dataDir, { recursive: true, force: true });
       await database?.drop();

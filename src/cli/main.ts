@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig } from "../config.js";
 import { runDemo } from "./demo.js";
+import { runHealth } from "./health.js";
 import { runImport } from "./import.js";
 import { runServe } from "./serve.js";
 
@@ -12,6 +13,7 @@ commands:
                                  in-turn recall over gRPC; keeps serving unless --once
   import FILE.jsonl --tenant T --principal P
                                  load beliefs and episodes ({"belief": {...}} / {"episode": {...}} per line)
+  health                         exit 0 when the sidecar on RECALL_HOST:RECALL_PORT answers SERVING
 
 Environment variables are listed in the README.`;
 
@@ -25,6 +27,8 @@ async function main(argv: string[]): Promise<number> {
       return runDemo(config, { once: args.includes("--once") });
     case "import":
       return runImport(config, args);
+    case "health":
+      return runHealth(config);
     case undefined:
     case "help":
     case "--help":

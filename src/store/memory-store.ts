@@ -60,7 +60,9 @@ export class MemoryStore {
    */
   async analyzeIfEmbedded(): Promise<void> {
     if (this.db.kind !== "pglite") return;
-    await this.db.exec("VACUUM ANALYZE beliefs; VACUUM ANALYZE episodes;");
+    // One statement per call: a multi-statement string runs as one transaction block, where VACUUM is refused.
+    await this.db.exec("VACUUM ANALYZE beliefs");
+    await this.db.exec("VACUUM ANALYZE episodes");
     this.rowsSinceAnalyze = 0;
   }
 

@@ -1,0 +1,24 @@
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import type { Config } from "../config.js";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../gen/grpc/health/v1/health_pb.js";
+
+/**
+ * `recall health`: calls grpc.health.v1 Check on the configured listener and
+ * exits 0 only when the sidecar answers SERVING. Used by the Dockerfile's
+ * HEALTHCHECK and usable as an exec probe.
+ */
+export async function runHealth(config: Config): Promise<number> {
+  // A wildcard listen address is reached through loopback.
+  const host = ["0.0.0.0", "::", ""].includes(config.listen.host) ? "127.0.0.1" : config.listen.host;
+  const baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${config.listen.port}`;
+  const client = createClient(Health, createGrpcTransport({ baseUrl }));
+  try {
+    const { status } = await client.check({ service: "" }, { timeoutMs: 2000 });
+    process.stdout.write(`${ServingStatus[status]}\n`);
+    return status === ServingStatus.SERVING ? 0 : 1;
+  } catch (error) {
+    process.stderr.write(`recall health: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,67 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI } from "../support/sidecar-process.js";
+
+const run = promisify(execFile);
+
+/** The CLI's own commands, as a user runs them. */
+describe("recall CLI", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "recall-cli-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? "", RECALL_PORT: "0", RECALL_DATA_DIR: join(dir, "data"), ...extra });
+
+  it("demo --once loads the demo memory and prints a snapshot and an in-turn block over gRPC", async () => {
+    const { stdout } = await run(process.execPath, [CLI, "demo", "--once"], { env: env(), timeout: 60_000 });
+    const [snapshot, inTurn] = stdout.split("== in-turn recall");
+    // Snapshot: durable user beliefs; never the superseded editor, the provisional guess, or the persona-held belief.
+    expect(snapshot).toContain("[m:8f21a0c3] Andy prefers concise, prose-first writing.  (user-stated, high)");
+    expect(snapshot).toContain("[m:9d02b117] Andy's editor is Helix.");
+    expect(snapshot).not.toContain("Vim");
+    expect(snapshot).not.toContain("Rust");
+    expect(snapshot).not.toContain("maintainer");
+    // In-turn: the conflict shown as a conflict, the poisoned belief blocked, the carried belief attributed.
+    expect(inTurn).toContain("conflicts=[m:c0ffee02]");
+    expect(inTurn).toContain("conflicts=[m:c0ffee01]");
+    expect(inTurn).toContain("[m:0d3e9a11] [BLOCKED] withheld: failed injection scan.");
+    expect(inTurn).not.toContain("attacker");
+    expect(inTurn).toContain("[m:7ea51c2d] (learned in atlas) Deploys are gated on CI passing on main.");
+    // The local atlas staging address never leaks into a veetbot session that did not ask for it.
+    expect(stdout).not.toContain("db.staging.atlas.internal");
+    expect(stdout.match(/^trace [0-9a-f-]{36}$/gm)).toHaveLength(2);
+
+    // A second run over the same data directory renders the same bytes.
+    const again = await run(process.execPath, [CLI, "demo", "--once"], { env: env(), timeout: 60_000 });
+    const blocks = (s: string) => s.split("\n").filter((l) => !l.startsWith("trace ") && !l.startsWith("recall demo:") && !l.startsWith("arm "));
+    expect(blocks(again.stdout)).toEqual(blocks(stdout));
+  });
+
+  it("import validates the whole file first, then writes beliefs and episodes", async () => {
+    const good = join(dir, "good.jsonl");
+    const lines = [
+      { episode: { episode_id: "e1000000-0000-4000-8000-000000000001", session_id: "s", occurred_at: "2026-01-02T10:00:00Z", content: "We chose Postgres." } },
+      { belief: { belief_id: "b1000000-0000-4000-8000-000000000001", subject: "storage", statement: "We store memory in Postgres.", belief_type: "decision", status: "BELIEF_STATUS_ACTIVE", confidence: 0.8, authority: "AUTHORITY_USER", origin_scope: "veetbot", scope_level: "SCOPE_LEVEL_PROJECT", portability: "PORTABILITY_CONTEXTUAL", source_episode_ids: ["e1000000-0000-4000-8000-000000000001"] } },
+    ];
+    await writeFile(good, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const args = [CLI, "import", good, "--tenant", "t1", "--principal", "p1"];
+    const { stdout } = await run(process.execPath, args, { env: env({ RECALL_DATA_DIR: join(dir, "import-data") }), timeout: 60_000 });
+    expect(stdout).toContain("imported 1 beliefs (of 1) and 1 episodes (of 1)");
+
+    const bad = join(dir, "bad.jsonl");
+    await writeFile(bad, [JSON.stringify(lines[1]), JSON.stringify({ belief: { ...lines[1]!.belief, belief_id: "not-a-uuid" } })].join("\n"));
+    const err = await run(process.execPath, [CLI, "import", bad, "--tenant", "t1", "--principal", "p1"], {
+      env: env({ RECALL_DATA_DIR: join(dir, "import-data") }),
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(err).toMatchObject({ code: 1 });
+    expect((err as { stderr: string }).stderr).toContain("bad.jsonl:2: belief.belief_id: must be a UUID");
+    expect((err as { stderr: string }).stderr).toContain("nothing was written");
+  });
+});

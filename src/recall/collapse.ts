@@ -57,7 +57,11 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
   const perSubject = new Map<string, number>();
   for (const b of ranked) {
     const key = `${b.subject.toLowerCase()}\u0000${b.beliefType}\u0000${b.predicateKey}`;
-    if (replaced.has(b.beliefId) || (b.predicateKey && latestPerKey.get(key) !== b)) {
+    const latest = latestPerKey.get(key);
+    // Two revisions of one fact collapse to the latest, unless they are linked as an
+    // unresolved conflict: formation refused to pick one, so retrieval must not either.
+    const olderRevision = b.predicateKey !== "" && latest !== b && !partners.get(b.beliefId)?.has(latest!.beliefId);
+    if (replaced.has(b.beliefId) || olderRevision) {
       removed.set(b.beliefId, "superseded");
       continue;
     }

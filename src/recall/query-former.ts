@@ -51,7 +51,13 @@ export const FUNCTION_WORDS: ReadonlySet<string> = new Set(
 /** Content terms of a text for the lexical arm: lower-cased, function words removed, order-stable, deduplicated. */
 export function lexicalTerms(text: string | null, maxTerms = 32): string[] {
   if (!text) return [];
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  // Contracted negations become "not" before splitting, so "doesn't" keeps its meaning.
+  const expanded = text
+    .toLowerCase()
+    .replace(/\bcan['’]t\b/g, "can not")
+    .replace(/\bwon['’]t\b/g, "will not")
+    .replace(/n['’]t\b/g, " not");
+  const words = expanded.match(/[\p{L}\p{N}]+/gu) ?? [];
   const terms: string[] = [];
   for (const w of words) {
     if (FUNCTION_WORDS.has(w) || terms.includes(w)) continue;

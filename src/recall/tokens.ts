@@ -1,16 +1,22 @@
 /**
  * Approximate model token count. Model tokenizers (BPE, e.g. cl100k/o200k)
  * give common English words one token, split long or rare words into pieces
- * of about four characters, and give punctuation and digits their own tokens
- * (digits in groups of up to three). Counting those pieces the same way lands
- * within a few percent of them on English prose, with no tokenizer tables to ship.
+ * of about four characters, give punctuation and digits their own tokens
+ * (digits in groups of up to three), and CJK scripts about one per character.
+ * Counting those pieces the same way lands within a few percent of them on
+ * English prose, with no tokenizer tables to ship.
  */
-const PIECE = /[\p{L}\p{M}]+|\p{N}{1,3}|[^\s\p{L}\p{M}\p{N}]/gu;
+const CJK = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}";
+// Han, kana and Hangul are written without spaces and tokenized about one token per character.
+const PIECE = new RegExp(`[${CJK}]|(?:(?![${CJK}])[\\p{L}\\p{M}])+|\\p{N}{1,3}|[^\\s\\p{L}\\p{M}\\p{N}]`, "gu");
+const CJK_CHAR = new RegExp(`^[${CJK}]$`, "u");
 
 export function countTokens(text: string): number {
   let tokens = 0;
   for (const piece of text.match(PIECE) ?? []) {
-    if (/^[\p{L}\p{M}]+$/u.test(piece)) {
+    if (CJK_CHAR.test(piece)) {
+      tokens += 1;
+    } else if (/^[\p{L}\p{M}]+$/u.test(piece)) {
       // Words up to 8 letters are usually one token; longer ones split about every 4-5 letters.
       tokens += piece.length <= 8 ? 1 : Math.ceil(piece.length / 4.5);
     } else {

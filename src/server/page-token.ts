@@ -10,6 +10,7 @@ export function encodePageToken(last: Episode): string {
 export function decodePageToken(token: string): { occurredAt: Date; sequence: number; episodeId: string } {
   try {
     const [at, sequence, episodeId] = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as [string, number, string];
+    if (typeof at !== "string" || typeof episodeId !== "string") throw new Error("bad token");
     const occurredAt = new Date(at);
     if (Number.isNaN(occurredAt.getTime()) || !Number.isSafeInteger(sequence) || !/^[0-9a-f-]{36}$/.test(episodeId)) {
       throw new Error("bad token");

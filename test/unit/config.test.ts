@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.js";
+
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected loadConfig to throw");
+}
+
+describe("loadConfig: defaults", () => {
+  it("listens on 127.0.0.1:50051 with an embedded pglite store in ./.recall-data", () => {
+    // toMatchObject: fields added to Config later do not break this test.
+    expect(loadConfig({})).toMatchObject({
+      listen: { host: "127.0.0.1", port: 50051, socketPath: undefined },
+      store: { kind: "pglite", dataDir: "./.recall-data" },
+      logLevel: "info",
+      shutdownGraceMs: 10_000,
+      deadline: { defaultMs: 2_000, maxMs: 30_000 },
+      healthIntervalMs: 2_000,
+      defaultSensitivityCeiling: "personal",
+      traceOperatorRetentionHours: 336,
+    });
+  });
+
+  it("ignores unrelated variables", () => {
+    expect(loadConfig({ PATH: "/usr/bin", HOME: "/root" }).listen.port).toBe(50051);
+  });
+
+  it("returns a frozen object", () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.listen)).toBe(true);
+    expect(Object.isFrozen(config.store)).toBe(true);
+    expect(Object.isFrozen(config.deadline)).toBe(true);
+  });
+});
+
+describe("loadConfig: values", () => {
+  it("uses postgres when RECALL_DATABASE_URL is set", () => {
+    expect(loadConfig({ RECALL_DATABASE_URL: "postgres://u:p@db:5432/recall" }).store).toEqual({
+      kind: "postgres",
+      url: "postgres://u:p@db:5432/recall",
+      poolMax: 10,
+    });
+    expect(loadConfig({ RECALL_DATABASE_URL: "postgresql://db/recall", RECALL_DB_POOL_MAX: "4" }).store).toEqual({
+      kind: "postgres",
+      url: "postgresql://db/recall",
+      poolMax: 4,
+    });
+  });
+
+  it("uses pglite in RECALL_DATA_DIR when no database URL is set", () => {
+    expect(loadConfig({ RECALL_DATA_DIR: "/var/lib/recall" }).store).toEqual({ kind: "pglite", dataDir: "/var/lib/recall" });
+  });
+
+  it("parses host, port, socket, log level, deadlines and ceiling", () => {
+    const config = loadConfig({
+      RECALL_HOST: "0.0.0.0",
+      RECALL_PORT: "6000",
+      RECALL_SOCKET_PATH: "/tmp/recall.sock",
+      RECALL_LOG_LEVEL: "debug",
+      RECALL_SHUTDOWN_GRACE_MS: "0",
+      RECALL_DEFAULT_DEADLINE_MS: "500",
+      RECALL_MAX_DEADLINE_MS: "500",
+      RECALL_HEALTH_INTERVAL_MS: "100",
+      RECALL_DEFAULT_SENSITIVITY_CEILING: "confidential",
+      RECALL_TRACE_OPERATOR_RETENTION_HOURS: "1",
+    });
+    expect(config).toMatchObject({
+      listen: { host: "0.0.0.0", port: 6000, socketPath: "/tmp/recall.sock" },
+      store: { kind: "pglite", dataDir: "./.recall-data" },
+      logLevel: "debug",
+      shutdownGraceMs: 0,
+      deadline: { defaultMs: 500, maxMs: 500 },
+      healthIntervalMs: 100,
+      defaultSensitivityCeiling: "confidential",
+      traceOperatorRetentionHours: 1,
+    });
+  });
+
+  it("accepts port 0 (ephemeral) and 65535", () => {
+    expect(loadConfig({ RECALL_PORT: "0" }).listen.port).toBe(0);
+    expect(loadConfig({ RECALL_PORT: "65535" }).listen.port).toBe(65535);
+  });
+
+  it("treats empty strings as unset", () => {
+    const config = loadConfig({
+      RECALL_HOST: "",
+      RECALL_PORT: "",
+      RECALL_DATABASE_URL: "",
+      RECALL_LOG_LEVEL: "",
+      RECALL_SOCKET_PATH: "",
+      RECALL_DEFAULT_DEADLINE_MS: "",
+    });
+    expect(config.listen).toEqual({ host: "127.0.0.1", port: 50051, socketPath: undefined });
+    expect(config.store).toEqual({ kind: "pglite", dataDir: "./.recall-data" });
+    expect(config.logLevel).toBe("info");
+    expect(config.deadline.defaultMs).toBe(2_000);
+  });
+});
+
+describe("loadConfig: errors name the variable", () => {
+  it.each([
+    ["RECALL_PORT", "abc"],
+    ["RECALL_PORT", "70000"],
+    ["RECALL_PORT", "-1"],
+    ["RECALL_PORT", "50051.5"],
+    ["RECALL_LOG_LEVEL", "verbose"],
+    ["RECALL_DATABASE_URL", "mysql://db/recall"],
+    ["RECALL_DATABASE_URL", "db.example.com:5432"],
+    ["RECALL_DB_POOL_MAX", "0"],
+    ["RECALL_DB_POOL_MAX", "101"],
+    ["RECALL_DEFAULT_DEADLINE_MS", "0"],
+    ["RECALL_MAX_DEADLINE_MS", "soon"],
+    ["RECALL_HEALTH_INTERVAL_MS", "-5"],
+    ["RECALL_SHUTDOWN_GRACE_MS", "-1"],
+    ["RECALL_DEFAULT_SENSITIVITY_CEILING", "secret"],
+    ["RECALL_TRACE_OPERATOR_RETENTION_HOURS", "0"],
+  ])("rejects %s=%j", (name, value) => {
+    const error = configError({ [name]: value });
+    expect(error.name).toBe("ConfigError");
+    expect(error.message).toMatch(/^invalid configuration:\n {2}/);
+    expect(error.message).toContain(`${name}: `);
+  });
+
+  it("names every bad variable at once", () => {
+    const error = configError({ RECALL_PORT: "x", RECALL_LOG_LEVEL: "loud" });
+    expect(error.message).toContain("RECALL_PORT: ");
+    expect(error.message).toContain("RECALL_LOG_LEVEL: ");
+    expect(error.message.split("\n")).toHaveLength(3);
+  });
+
+  it("explains a malformed database URL", () => {
+    expect(configError({ RECALL_DATABASE_URL: "mysql://db" }).message).toBe(
+      "invalid configuration:\n  RECALL_DATABASE_URL: must be a postgres:// or postgresql:// URL",
+    );
+  });
+
+  it("rejects a default deadline above the max deadline", () => {
+    expect(configError({ RECALL_DEFAULT_DEADLINE_MS: "5000", RECALL_MAX_DEADLINE_MS: "1000" }).message).toBe(
+      "invalid configuration:\n  RECALL_DEFAULT_DEADLINE_MS: must not exceed RECALL_MAX_DEADLINE_MS",
+    );
+    // The default of 2000 ms against a max lowered below it.
+    expect(configError({ RECALL_MAX_DEADLINE_MS: "1000" }).message).toContain("RECALL_DEFAULT_DEADLINE_MS");
+  });
+});

@@ -1,0 +1,191 @@
+import { describe, expect, it } from "vitest";
+import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
+import { effectiveQuery, FUNCTION_WORDS, lexicalTerms, type RequestedQuery } from "../../src/recall/query-former.js";
+
+function requested(overrides: Partial<RequestedQuery> = {}): RequestedQuery {
+  return {
+    currentScope: "veetbot",
+    text: "How does Andy like to write?",
+    subjects: [],
+    beliefTypes: [],
+    structuredBeliefTypes: [],
+    includeOwnedResources: false,
+    asOf: null,
+    knownAt: null,
+    includeSuperseded: false,
+    includeProvisional: undefined,
+    profile: undefined,
+    budgetTokens: 0,
+    maxItems: 0,
+    minScore: undefined,
+    ...overrides,
+  };
+}
+
+describe("effectiveQuery: moment defaults", () => {
+  it("snapshot: core profile, 40 items, 1500 tokens, core floor, no provisional", () => {
+    const q = effectiveQuery(requested(), "snapshot", P);
+    expect(q.profile).toBe("core");
+    expect(q.maxItems).toBe(40);
+    expect(q.budgetTokens).toBe(1500);
+    expect(q.minScore).toBe(0.35);
+    expect(q.includeProvisional).toBe(false);
+  });
+
+  it("snapshot forces include_provisional = false even when asked for", () => {
+    expect(effectiveQuery(requested({ includeProvisional: true }), "snapshot", P).includeProvisional).toBe(false);
+  });
+
+  it("in_turn: task profile, 12 items, 600 tokens, task floor, provisional included by default", () => {
+    const q = effectiveQuery(requested(), "in_turn", P);
+    expect(q).toMatchObject({ profile: "task", maxItems: 12, budgetTokens: 600, minScore: 0.45, includeProvisional: true });
+  });
+
+  it("child_run: task profile, 15 items, 500 tokens", () => {
+    const q = effectiveQuery(requested(), "child_run", P);
+    expect(q).toMatchObject({ profile: "task", maxItems: 15, budgetTokens: 500, minScore: 0.45, includeProvisional: true });
+  });
+
+  it("search: deep profile, 10 items, 800 tokens, deep floor", () => {
+    const q = effectiveQuery(requested(), "search", P);
+    expect(q).toMatchObject({ profile: "deep", maxItems: 10, budgetTokens: 800, minScore: 0.4, includeProvisional: true });
+  });
+
+  it("keeps an explicit include_provisional = false outside the snapshot", () => {
+    expect(effectiveQuery(requested({ includeProvisional: false }), "in_turn", P).includeProvisional).toBe(false);
+  });
+
+  it("honours an explicit profile and takes that profile's floor", () => {
+    const q = effectiveQuery(requested({ profile: "deep" }), "in_turn", P);
+    expect(q.profile).toBe("deep");
+    expect(q.minScore).toBe(P.profiles.deep.floor);
+    // The proto contract: "Unset means TASK (CORE for the snapshot moment)" - an explicit
+    // profile is honoured for a snapshot too; only include_provisional is forced.
+    const snap = effectiveQuery(requested({ profile: "task", includeProvisional: true }), "snapshot", P);
+    expect(snap.profile).toBe("task");
+    expect(snap.minScore).toBe(0.45);
+    expect(snap.includeProvisional).toBe(false);
+  });
+});
+
+describe("effectiveQuery: limits and floor", () => {
+  it("keeps explicit item and token limits within the policy's bounds", () => {
+    const q = effectiveQuery(requested({ maxItems: 3, budgetTokens: 250 }), "in_turn", P);
+    expect(q.maxItems).toBe(3);
+    expect(q.budgetTokens).toBe(250);
+  });
+
+  it("caps item and token limits at policy.limits", () => {
+    const q = effectiveQuery(requested({ maxItems: 5000, budgetTokens: 1_000_000 }), "snapshot", P);
+    expect(q.maxItems).toBe(P.limits.maxItems);
+    expect(q.maxItems).toBe(200);
+    expect(q.budgetTokens).toBe(16_000);
+  });
+
+  it("accepts values exactly at the limits", () => {
+    const q = effectiveQuery(requested({ maxItems: 200, budgetTokens: 16_000 }), "in_turn", P);
+    expect(q.maxItems).toBe(200);
+    expect(q.budgetTokens).toBe(16_000);
+  });
+
+  it("keeps an explicit min_score, including 0", () => {
+    expect(effectiveQuery(requested({ minScore: 0 }), "in_turn", P).minScore).toBe(0);
+    expect(effectiveQuery(requested({ minScore: 0.72 }), "snapshot", P).minScore).toBe(0.72);
+  });
+});
+
+describe("effectiveQuery: anchors and pass-through", () => {
+  it("trims, drops blank, dedupes and sorts subjects", () => {
+    const q = effectiveQuery(requested({ subjects: ["  veetbot ", "Andy", "", "   ", "veetbot", "Acme Corp"] }), "in_turn", P);
+    expect(q.subjects).toEqual(["Acme Corp", "Andy", "veetbot"]);
+  });
+
+  it("dedupes and sorts belief types and structured belief types", () => {
+    const q = effectiveQuery(
+      requested({ beliefTypes: ["skill", "preference", "skill"], structuredBeliefTypes: ["status", "decision", "status"] }),
+      "in_turn",
+      P,
+    );
+    expect(q.beliefTypes).toEqual(["preference", "skill"]);
+    expect(q.structuredBeliefTypes).toEqual(["decision", "status"]);
+  });
+
+  it("passes the other fields through unchanged", () => {
+    const asOf = new Date("2026-05-01T00:00:00Z");
+    const knownAt = new Date("2026-06-01T00:00:00Z");
+    const q = effectiveQuery(
+      requested({ currentScope: "atlas", text: "deploys", asOf, knownAt, includeSuperseded: true, includeOwnedResources: true }),
+      "in_turn",
+      P,
+    );
+    expect(q).toMatchObject({ currentScope: "atlas", text: "deploys", asOf, knownAt, includeSuperseded: true, includeOwnedResources: true });
+  });
+
+  it("does not mutate the request", () => {
+    const req = requested({ subjects: ["b", "a"], includeProvisional: true });
+    const copy = structuredClone(req);
+    effectiveQuery(req, "snapshot", P);
+    expect(req).toEqual(copy);
+  });
+
+  it("is deterministic", () => {
+    const req = requested({ subjects: ["b", "a", "b"] });
+    expect(effectiveQuery(req, "in_turn", P)).toEqual(effectiveQuery(req, "in_turn", P));
+  });
+});
+
+describe("lexicalTerms", () => {
+  it("returns nothing for no text", () => {
+    expect(lexicalTerms(null)).toEqual([]);
+    expect(lexicalTerms("")).toEqual([]);
+    expect(lexicalTerms("  ?! ")).toEqual([]);
+  });
+
+  it("removes function words and lower-cases, keeping order", () => {
+    expect(lexicalTerms("What does Andy think about the new deploy process?")).toEqual(["andy", "think", "new", "deploy", "process"]);
+  });
+
+  it("keeps negations", () => {
+    expect(lexicalTerms("Andy does not like coffee, never tea, and no sugar")).toEqual([
+      "andy",
+      "not",
+      "like",
+      "coffee",
+      "never",
+      "tea",
+      "no",
+      "sugar",
+    ]);
+    for (const negation of ["not", "never", "no", "nor"]) expect(FUNCTION_WORDS.has(negation)).toBe(false);
+  });
+
+  it("dedupes, keeping the first occurrence's position", () => {
+    expect(lexicalTerms("Coffee tea COFFEE milk tea")).toEqual(["coffee", "tea", "milk"]);
+  });
+
+  it("gives nothing for text made only of function words", () => {
+    expect(lexicalTerms("What is it that they have been doing?")).toEqual([]);
+    expect(lexicalTerms("Can you tell me about it please")).toEqual([]);
+  });
+
+  it("keeps digits and non-ASCII letters, splitting on punctuation", () => {
+    expect(lexicalTerms("Deploy v2 to Zürich's café in 2026")).toEqual(["deploy", "v2", "zürich", "café", "2026"]);
+    expect(lexicalTerms("prose-first")).toEqual(["prose", "first"]);
+  });
+
+  it("caps the number of terms at 32 by default, and at maxTerms when given", () => {
+    const words = Array.from({ length: 40 }, (_, i) => `term${i}`);
+    expect(lexicalTerms(words.join(" "))).toEqual(words.slice(0, 32));
+    expect(lexicalTerms(words.join(" "), 3)).toEqual(["term0", "term1", "term2"]);
+  });
+
+  // BUG (src/recall/query-former.ts:39-48): the module keeps "not"/"never"/"no" because
+  // "they carry meaning", but FUNCTION_WORDS also lists "don", "doesn", "didn", "isn", "aren",
+  // "wasn", "weren" and "t", so contracted negations vanish: "doesn't like" and "does like"
+  // give the same terms, as do "Andy isn't vegan" and "Andy is vegan". (Low impact today:
+  // to_tsquery('english') in the store also drops these stop words.)
+  it("keeps contracted negations (doesn't, isn't)", () => {
+    const terms = lexicalTerms("Andy doesn't like coffee");
+    expect(terms).not.toEqual(lexicalTerms("Andy does like coffee"));
+  });
+});

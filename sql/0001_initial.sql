@@ -12,7 +12,8 @@ CREATE TABLE principal_heads (
   tenant_id     text        NOT NULL,
   principal_id  text        NOT NULL,
   position      bigint      NOT NULL DEFAULT 0,
-  updated_at    timestamptz NOT NULL DEFAULT now(),
+  -- Time of the last write that changed something; NULL until then.
+  updated_at    timestamptz,
   PRIMARY KEY (tenant_id, principal_id)
 );
 

@@ -6,20 +6,32 @@ import type { Belief, RejectionKind } from "./model.js";
  * policy upgrade) gets the same correction applied again, so a rejected belief
  * never returns. Pure: the store passes the belief and its rejections.
  */
-export function applyRejections(belief: Belief, kinds: readonly RejectionKind[]): Belief {
+
+/** A recorded rejection as replay needs it: its kind and, for CHANGED, when the correction took over. */
+export interface RecordedRejection {
+  kind: RejectionKind;
+  correctedAt?: Date | null;
+}
+
+export function applyRejections(belief: Belief, rejections: readonly (RejectionKind | RecordedRejection)[]): Belief {
   let out = belief;
-  for (const kind of kinds) out = applyRejection(out, kind);
+  for (const r of rejections) {
+    const { kind, correctedAt } = typeof r === "string" ? { kind: r, correctedAt: null } : r;
+    out = applyRejection(out, kind, correctedAt ?? null);
+  }
   return out;
 }
 
-export function applyRejection(belief: Belief, kind: RejectionKind): Belief {
+export function applyRejection(belief: Belief, kind: RejectionKind, correctedAt: Date | null = null): Belief {
   switch (kind) {
     case "not_true":
       // Retired: it never held as far as live recall is concerned.
       return { ...belief, status: "expired" };
-    case "changed":
-      // Superseded by the correction written alongside the rejection.
-      return { ...belief, status: "superseded" };
+    case "changed": {
+      // Superseded by the correction, and it stopped holding when the correction began.
+      const closes = belief.validTo === null && correctedAt !== null && correctedAt.getTime() > belief.validFrom.getTime();
+      return { ...belief, status: "superseded", validTo: closes ? correctedAt : belief.validTo };
+    }
     case "not_here":
       // True where it was learned, not elsewhere: it stops carrying.
       return { ...belief, portability: "local", scopeLevel: "project" };

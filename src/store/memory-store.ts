@@ -1,4 +1,4 @@
-import { applyRejections } from "../domain/rejection-replay.js";
+import { applyRejection, applyRejections, type RecordedRejection } from "../domain/rejection-replay.js";
 import { NotFoundError, InvalidArgumentError } from "../domain/errors.js";
 import type {
   Belief,
@@ -80,7 +80,7 @@ export class MemoryStore {
       [p.tenantId, p.principalId],
     );
     const r = rows[0];
-    return r ? { position: Number(r.position), updatedAt: r.updated_at as Date } : { position: 0, updatedAt: null };
+    return r ? { position: Number(r.position), updatedAt: (r.updated_at as Date | null) ?? null } : { position: 0, updatedAt: null };
   }
 
   // ---- write side ---------------------------------------------------------
@@ -89,7 +89,7 @@ export class MemoryStore {
   async putBeliefs(p: Principal, beliefs: readonly Belief[]): Promise<{ written: number; position: number }> {
     const result = await this.db.transaction(async (tx) => {
       const write = await beginWrite(tx, p);
-      const rejections = await rejectionKindsFor(
+      const rejections = await rejectionsFor(
         tx,
         p,
         beliefs.map((b) => b.beliefId),
@@ -219,13 +219,14 @@ export class MemoryStore {
   /** Records the rejection event and applies it (and, for CHANGED, writes the correction). */
   async rejectBelief(p: Principal, rejection: Rejection): Promise<{ position: number }> {
     return this.db.transaction(async (tx) => {
+      // The head lock comes first: a retry racing its original waits here, then sees it done.
+      const write = await beginWrite(tx, p);
       const existing = await tx.query(
         `SELECT 1 AS ok FROM rejections WHERE tenant_id = $1 AND principal_id = $2 AND rejection_id = $3`,
         [p.tenantId, p.principalId, rejection.rejectionId],
       );
-      if (existing.length > 0) return { position: (await headIn(tx, p)).position };
+      if (existing.length > 0) return { position: await write.finish(false) };
       const target = await requireBelief(tx, p, rejection.beliefId, "belief_id");
-      const write = await beginWrite(tx, p);
       await tx.query(
         `INSERT INTO rejections (tenant_id, principal_id, rejection_id, belief_id, kind, correction_belief_id, scope, reason)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -240,13 +241,12 @@ export class MemoryStore {
           rejection.reason,
         ],
       );
-      let corrected: Belief = applyRejections(target, [rejection.kind]);
-      if (rejection.correction) {
-        const correction = rejection.correction;
+      const correction = rejection.correction;
+      if (correction) {
         const supersedes = [...new Set([...correction.supersedes, target.beliefId])];
         await upsertBelief(tx, p, { ...correction, supersedes }, write.next);
-        corrected = { ...corrected, validTo: corrected.validTo ?? correction.validFrom };
       }
+      const corrected = applyRejection(target, rejection.kind, correction?.validFrom ?? null);
       await upsertBelief(tx, p, corrected, write.next);
       return { position: await write.finish(true) };
     });
@@ -433,19 +433,24 @@ async function requireBelief(tx: SqlClient, p: Principal, beliefId: string, fiel
   return beliefFromRow(row);
 }
 
-async function rejectionKindsFor(
+async function rejectionsFor(
   tx: SqlClient,
   p: Principal,
   beliefIds: readonly string[],
-): Promise<Map<string, RejectionKind[]>> {
-  const rows = await tx.query<{ belief_id: string; kind: RejectionKind }>(
-    `SELECT belief_id::text AS belief_id, kind FROM rejections
-     WHERE tenant_id = $1 AND principal_id = $2 AND belief_id = ANY($3::uuid[])
-     ORDER BY created_at, rejection_id`,
+): Promise<Map<string, RecordedRejection[]>> {
+  const rows = await tx.query<{ belief_id: string; kind: RejectionKind; corrected_at: Date | null }>(
+    `SELECT r.belief_id::text AS belief_id, r.kind, c.valid_from AS corrected_at
+     FROM rejections r
+     LEFT JOIN beliefs c ON c.tenant_id = r.tenant_id AND c.principal_id = r.principal_id
+       AND c.belief_id = r.correction_belief_id
+     WHERE r.tenant_id = $1 AND r.principal_id = $2 AND r.belief_id = ANY($3::uuid[])
+     ORDER BY r.created_at, r.rejection_id`,
     [p.tenantId, p.principalId, beliefIds],
   );
-  const byBelief = new Map<string, RejectionKind[]>();
-  for (const r of rows) byBelief.set(r.belief_id, [...(byBelief.get(r.belief_id) ?? []), r.kind]);
+  const byBelief = new Map<string, RecordedRejection[]>();
+  for (const r of rows) {
+    byBelief.set(r.belief_id, [...(byBelief.get(r.belief_id) ?? []), { kind: r.kind, correctedAt: r.corrected_at }]);
+  }
   return byBelief;
 }
 

@@ -103,6 +103,23 @@ describe.each(STORE_KINDS)("store writes ($kind)", ({ open }) => {
     expect(await store().head(p)).toEqual({ position: 0, updatedAt: null });
   });
 
+  it("concurrent writes of one principal get distinct, consecutive positions", async () => {
+    const p = newPrincipal();
+    const writes = Array.from({ length: 6 }, (_, i) =>
+      i % 2 === 0 ? store().putBeliefs(p, [belief()]) : store().appendEpisodes(p, [episode()]),
+    );
+    const positions = (await Promise.all(writes)).map((r) => r.position);
+    expect(positions.sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await store().head(p)).position).toBe(6);
+  });
+
+  it("analyzeIfEmbedded runs on either store and leaves the data alone", async () => {
+    const p = newPrincipal();
+    await store().putBeliefs(p, [belief()]);
+    await store().analyzeIfEmbedded();
+    expect(await store().head(p)).toMatchObject({ position: 1 });
+  });
+
   it("appendEpisodes ignores an episode_id that already exists", async () => {
     const p = newPrincipal();
     const e1 = episode({ content: "original" });
@@ -124,6 +141,16 @@ describe.each(STORE_KINDS)("store writes ($kind)", ({ open }) => {
     expect(await store().setPersonaEntry(p, b.beliefId)).toEqual({ position: 2 });
     expect(await store().removePersonaEntry(p, b.beliefId)).toEqual({ removed: true, position: 3 });
     expect(await store().removePersonaEntry(p, b.beliefId)).toEqual({ removed: false, position: 3 });
+  });
+
+  // Regression: a no-op once created the head row with updated_at = now(), which moved the
+  // rendered as_of of an unchanged store.
+  it("a no-op write on a principal without a head leaves the head at { 0, null }", async () => {
+    const p = newPrincipal();
+    await store().removePersonaEntry(p, randomUUID());
+    await store().putBeliefs(p, []);
+    await store().appendEpisodes(p, []);
+    expect(await store().head(p)).toEqual({ position: 0, updatedAt: null });
   });
 
   it("setPersonaEntry on an unknown belief is NotFound and moves nothing", async () => {

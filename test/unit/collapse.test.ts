@@ -157,7 +157,7 @@ describe("collapse", () => {
       expect(out.conflicts.size).toBe(0);
     });
 
-    // BUG (src/recall/collapse.ts:47-62): two beliefs linked by conflicts_with (no supersedes
+    // Regression, fixed (src/recall/collapse.ts:47-62): two beliefs linked by conflicts_with (no supersedes
     // link) that share (subject, belief_type, predicate_key) are silently resolved by the
     // predicate-key collapse: the older valid_from is removed as "superseded" and the survivor
     // carries no conflicts marker. The spec (step 6) says partners linked by conflicts_with with

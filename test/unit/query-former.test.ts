@@ -179,7 +179,7 @@ describe("lexicalTerms", () => {
     expect(lexicalTerms(words.join(" "), 3)).toEqual(["term0", "term1", "term2"]);
   });
 
-  // BUG (src/recall/query-former.ts:39-48): the module keeps "not"/"never"/"no" because
+  // Regression, fixed (src/recall/query-former.ts:39-48): the module keeps "not"/"never"/"no" because
   // "they carry meaning", but FUNCTION_WORDS also lists "don", "doesn", "didn", "isn", "aren",
   // "wasn", "weren" and "t", so contracted negations vanish: "doesn't like" and "does like"
   // give the same terms, as do "Andy isn't vegan" and "Andy is vegan". (Low impact today:

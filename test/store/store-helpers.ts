@@ -11,7 +11,9 @@ import {
 import { eligibilityFilter, type EligibilityFilter } from "../../src/recall/hard-filter.js";
 import type { EpisodeQuery, MemoryStore } from "../../src/store/memory-store.js";
 import type { TestStore } from "../support/stores.js";
-import { T0 } from "../support/fixtures.js";
+import { T0, recallQuery } from "../support/fixtures.js";
+
+export { recallQuery };
 
 /**
  * Shared helpers of the store suites (test/store/*.test.ts). Every suite runs
@@ -34,27 +36,6 @@ export function useStore(open: () => Promise<TestStore>): () => MemoryStore {
   return () => {
     if (!t) throw new Error("store not open");
     return t.store;
-  };
-}
-
-/** A live (non-historical) query in project "veetbot"; override what the test is about. */
-export function recallQuery(overrides: Partial<RecallQuery> = {}): RecallQuery {
-  return {
-    currentScope: "veetbot",
-    text: null,
-    subjects: [],
-    beliefTypes: [],
-    structuredBeliefTypes: [],
-    includeOwnedResources: false,
-    asOf: null,
-    knownAt: null,
-    includeSuperseded: false,
-    includeProvisional: true,
-    profile: "task",
-    budgetTokens: 1000,
-    maxItems: 10,
-    minScore: 0,
-    ...overrides,
   };
 }
 

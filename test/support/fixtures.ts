@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Belief, Episode, Principal } from "../../src/domain/model.js";
+import type { Belief, Episode, Principal, RecallQuery } from "../../src/domain/model.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
 
 /** A unique principal per test, so tests never see each other's rows. */
@@ -52,6 +52,27 @@ export function episode(overrides: Partial<Episode> = {}): Episode {
     project: "veetbot",
     archival: false,
     sensitivity: SENSITIVITY.personal,
+    ...overrides,
+  };
+}
+
+/** A live (non-historical) query in project "veetbot"; override what the test is about. */
+export function recallQuery(overrides: Partial<RecallQuery> = {}): RecallQuery {
+  return {
+    currentScope: "veetbot",
+    text: null,
+    subjects: [],
+    beliefTypes: [],
+    structuredBeliefTypes: [],
+    includeOwnedResources: false,
+    asOf: null,
+    knownAt: null,
+    includeSuperseded: false,
+    includeProvisional: true,
+    profile: "task",
+    budgetTokens: 1000,
+    maxItems: 10,
+    minScore: 0,
     ...overrides,
   };
 }

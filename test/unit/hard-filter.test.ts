@@ -2,29 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { RecallQuery } from "../../src/domain/model.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
 import { eligibilityFilter } from "../../src/recall/hard-filter.js";
+import { recallQuery } from "../support/fixtures.js";
 
 const NOW = new Date("2026-07-24T09:00:00Z");
 const principal = { tenantId: "tenant-a", principalId: "andy" };
 
-function query(overrides: Partial<RecallQuery> = {}): RecallQuery {
-  return {
-    currentScope: "veetbot",
-    text: null,
-    subjects: [],
-    beliefTypes: [],
-    structuredBeliefTypes: [],
-    includeOwnedResources: false,
-    asOf: null,
-    knownAt: null,
-    includeSuperseded: false,
-    includeProvisional: true,
-    profile: "task",
-    budgetTokens: 600,
-    maxItems: 12,
-    minScore: 0.45,
-    ...overrides,
-  };
-}
+const query = (overrides: Partial<RecallQuery> = {}) =>
+  recallQuery({ budgetTokens: 600, maxItems: 12, minScore: 0.45, ...overrides });
 
 const filter = (q: RecallQuery, excludePersonaHeld = false) =>
   eligibilityFilter(principal, q, SENSITIVITY.personal, ["andy"], { now: NOW, excludePersonaHeld });

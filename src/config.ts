@@ -27,6 +27,7 @@ const envSchema = z.object({
   RECALL_HEALTH_INTERVAL_MS: positiveInt.default(2_000),
   RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
   RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
+  RECALL_SNAPSHOT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
   RECALL_FAULT_ARM_DELAY: z
     .string()
     .regex(/^[a-z_]+=\d+(,[a-z_]+=\d+)*$/, 'must look like "lexical=500,structured=0"')
@@ -46,6 +47,8 @@ export interface Config {
   readonly healthIntervalMs: number;
   readonly defaultSensitivityCeiling: SensitivityName;
   readonly traceOperatorRetentionHours: number;
+  /** Upper bound of the in-process snapshot cache, in bytes. */
+  readonly snapshotCacheBytes: number;
   /** Fault injection for tests and drills: extra milliseconds before an arm starts. Never set in production. */
   readonly faultArmDelayMs: Readonly<Record<string, number>>;
 }
@@ -82,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     healthIntervalMs: e.RECALL_HEALTH_INTERVAL_MS,
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
+    snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),
     faultArmDelayMs: Object.freeze(
       Object.fromEntries(
         (e.RECALL_FAULT_ARM_DELAY ?? "")

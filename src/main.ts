@@ -14,6 +14,11 @@ import { requestLogInterceptor } from "./server/request-log.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
+import { HeadTracker } from "./moments/head-tracker.js";
+import { SnapshotCache } from "./moments/snapshot-cache.js";
+import { cachedSnapshotBytes } from "./moments/snapshot.js";
+import type { CachedSnapshot } from "./recall/pipeline.js";
+import { metricsEndpoint } from "./server/metrics.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
@@ -33,12 +38,17 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
   const clock = () => new Date();
+  const heads = new HeadTracker(store);
+  await heads.start();
+  const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
 
   const handler = connectNodeAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
+    // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
+    fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
     interceptors: [requestLogInterceptor(logger), identityInterceptor()],
     routes(router) {
       router.service(
@@ -52,6 +62,9 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           deadline: config.deadline,
           onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
           armDelayMs: config.faultArmDelayMs,
+          heads,
+          snapshotCache,
+          onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
         }),
       );
       router.service(MemoryWriteService, writeService({ store, clock }));
@@ -103,6 +116,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         health.shutdown();
         const { forced } = await server.close(config.shutdownGraceMs);
         if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
+        await heads.stop();
         await store.db.close();
         logger.info("recall sidecar stopped");
       })();

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from "../config.js";
 import { runDemo } from "./demo.js";
 import { runHealth } from "./health.js";
 import { runImport } from "./import.js";
+import { runReport } from "./report.js";
 import { runServe } from "./serve.js";
 
 const USAGE = `usage: recall <command> [options]
@@ -14,6 +15,8 @@ commands:
   import FILE.jsonl --tenant T --principal P
                                  load beliefs and episodes ({"belief": {...}} / {"episode": {...}} per line)
   health                         exit 0 when the sidecar on RECALL_HOST:RECALL_PORT answers SERVING
+  report snapshots --tenant T --principal P [--session S]
+                                 snapshot utilization and misses per session, from the traces (JSON)
 
 Environment variables are listed in the README.`;
 
@@ -29,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
       return runImport(config, args);
     case "health":
       return runHealth(config);
+    case "report":
+      return runReport(config, args);
     case undefined:
     case "help":
     case "--help":

@@ -9,6 +9,7 @@ export type Portability = "portable" | "contextual" | "local";
 export type ScopeLevel = "project" | "user" | "global";
 export type Moment = "snapshot" | "in_turn" | "child_run";
 export type Profile = "core" | "task" | "deep";
+export type SessionType = "interactive" | "async" | "child";
 export type ConfidenceBand = "high" | "medium" | "low";
 export type RejectionKind = "unspecified" | "not_true" | "changed" | "not_here";
 
@@ -94,6 +95,11 @@ export interface SurfaceContext {
 
 export interface RecallContext {
   moment: Moment;
+  sessionType: SessionType;
+  /** The caller's context window in tokens; 0 when unknown. */
+  contextWindowTokens: number;
+  /** In-turn: the session's snapshot watermark, bounding the recall delta. */
+  snapshotWatermark: number | null;
   sessionId: string;
   runId: string;
   turnId: string;
@@ -119,6 +125,12 @@ export interface RecalledBelief {
   blocked: boolean;
 }
 
+export interface Correction {
+  beliefId: string;
+  supersededBy: string | null;
+  noLongerHoldsAsOf: Date;
+}
+
 export interface RecallResult {
   items: RecalledBelief[];
   rendered: string;
@@ -126,6 +138,9 @@ export interface RecallResult {
   truncated: boolean;
   armsDegraded: string[];
   traceId: string;
+  snapshotWatermark: number;
+  fromCache: boolean;
+  corrections: Correction[];
 }
 
 export interface RecallTrace {
@@ -151,6 +166,9 @@ export interface RecallTrace {
   operatorFieldsExpireAt: Date;
   ranked: RecalledBelief[] | null;
   asOf: Date;
+  snapshotWatermark: number;
+  deltaAfter: number | null;
+  corrected: string[];
 }
 
 export interface SubjectAlias {

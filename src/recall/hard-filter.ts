@@ -23,6 +23,8 @@ export interface EligibilityFilter {
   readonly beliefTypes: readonly string[];
   /** Snapshot only: beliefs whose persona entry stands are excluded. */
   readonly excludePersonaHeld: boolean;
+  /** Snapshot only: dated facts past their expires_hint never enter a current snapshot. */
+  readonly excludeExpiredDated: boolean;
 }
 
 export function eligibilityFilter(
@@ -45,5 +47,6 @@ export function eligibilityFilter(
     namedSubjects,
     beliefTypes: query.beliefTypes,
     excludePersonaHeld: options.excludePersonaHeld,
+    excludeExpiredDated: options.excludePersonaHeld && query.asOf === null,
   };
 }

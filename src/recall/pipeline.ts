@@ -1,18 +1,22 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type {
+  Correction,
   Moment,
   Principal,
   RecallContext,
-  RecallQuery,
   RecallResult,
   RecallTrace,
   RecalledBelief,
   StoredBelief,
 } from "../domain/model.js";
-import type { MemoryStore } from "../store/memory-store.js";
+import { renderCorrections } from "../moments/recall-delta.js";
+import { assembleSnapshot, snapshotCacheKey } from "../moments/snapshot.js";
+import type { SnapshotCache } from "../moments/snapshot-cache.js";
+import type { MemoryStore, StoreHead } from "../store/memory-store.js";
 import { assemble } from "./assemble.js";
 import type { ArmOutcome, RecallArm } from "./arms/arm.js";
+import { deltaArm } from "./arms/delta.js";
 import { lexicalArm } from "./arms/lexical.js";
 import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./collapse.js";
@@ -22,22 +26,33 @@ import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
 import { confidenceBand, isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
+import { runArms } from "./run-arms.js";
 import { scanStatement, withheldText } from "./safety.js";
 import { countTokens } from "./tokens.js";
-import { runArms } from "./run-arms.js";
 
 /**
  * The read path, steps 1-9 in the spec's order. The store is touched only
- * to expand aliases, read the head, run the arms and record the trace;
- * everything between is pure.
+ * to expand aliases, read the head, run the arms, look up corrections and
+ * record the trace; everything between is pure.
  */
+
+/** A cached snapshot: the result and trace of the render that produced it. */
+export interface CachedSnapshot {
+  result: RecallResult;
+  trace: RecallTrace;
+}
 
 export interface PipelineDeps {
   store: MemoryStore;
   policy: RetrievalPolicy;
   clock: () => Date;
   traceRetentionHours: number;
+  /** Where the principal's head (the snapshot watermark) is read: a HeadTracker, or the store itself. */
+  heads: { head(p: Principal): Promise<StoreHead> };
+  snapshotCache?: SnapshotCache<CachedSnapshot>;
   onArmError?: (arm: string, error: unknown) => void;
+  /** A trace write that failed after the answer was sent (cache hits record their trace after replying). */
+  onTraceError?: (traceId: string, error: unknown) => void;
   /** Fault injection: delay named arms (RECALL_FAULT_ARM_DELAY). */
   armDelayMs?: Readonly<Record<string, number>>;
 }
@@ -61,20 +76,28 @@ export interface RecallOutcome {
 export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerator<ArmOutcome, RecallOutcome> {
   const { store, policy } = deps;
   const now = deps.clock();
+  const ctx = run.context;
 
   // 1. Form the query.
-  const query = effectiveQuery(run.query, run.kind, policy);
+  const query = effectiveQuery(run.query, run.kind, policy, ctx);
   const weights = policy.profiles[query.profile];
-  const [head, namedSubjects] = await Promise.all([
-    store.head(run.principal),
-    store.expandSubjects(run.principal, query.subjects),
-  ]);
+  const head = await deps.heads.head(run.principal);
+
+  // A session-open snapshot of an unchanged store is served from memory, byte for byte.
+  const cacheKey =
+    run.kind === "snapshot" && deps.snapshotCache
+      ? snapshotCacheKey(run.principal, query, { ...ctx, sensitivityCeiling: ctx.surface.sensitivityCeiling }, head.position, policy.version)
+      : null;
+  const cached = cacheKey !== null ? deps.snapshotCache!.get(cacheKey) : undefined;
+  if (cached) return fromCache(deps, run, cached, now);
+
+  const namedSubjects = await store.expandSubjects(run.principal, query.subjects);
   // Ranking and rendering are pinned to as_of: the query's, or else the time
   // of the principal's last write, so an unchanged store renders the same bytes.
   const asOf = query.asOf ?? head.updatedAt ?? new Date(0);
 
   // 2. Hard filter (applied inside every arm's SQL).
-  const filter = eligibilityFilter(run.principal, query, run.context.surface.sensitivityCeiling, namedSubjects, {
+  const filter = eligibilityFilter(run.principal, query, ctx.surface.sensitivityCeiling, namedSubjects, {
     now,
     excludePersonaHeld: run.kind === "snapshot",
   });
@@ -82,15 +105,24 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // 3. Arms, concurrently, one deadline.
   const structuredTypes =
     query.profile === "core" && query.structuredBeliefTypes.length === 0 ? policy.durableTypes : query.structuredBeliefTypes;
+  const deltaAfter = run.kind === "in_turn" && ctx.snapshotWatermark !== null ? ctx.snapshotWatermark : null;
   const arms: RecallArm[] = [
     structuredArm(store, filter, { subjects: namedSubjects, types: structuredTypes, typeWeight: policy.typeAnchorWeight }, policy.candidateCap),
     lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
   ];
+  if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
-  for await (const outcome of runArms(arms.map((arm) => withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0)), { deadlineAt: run.deadlineAt - deadlineMarginMs(run.deadlineAt - Date.now(), policy), signal: run.signal, onArmError: deps.onArmError })) {
+  const margin = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
+  for await (const outcome of runArms(
+    arms.map((arm) => withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0)),
+    { deadlineAt: run.deadlineAt - margin, signal: run.signal, onArmError: deps.onArmError },
+  )) {
     outcomes.push(outcome);
     yield outcome;
   }
+  // Corrections to the session's snapshot: looked up after the arms, never dropped for budget.
+  const corrections: Correction[] =
+    deltaAfter !== null && ctx.sessionId !== "" ? await store.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now) : [];
 
   // 4. Fuse.
   const beliefs = new Map<string, StoredBelief>();
@@ -119,29 +151,25 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
 
   // 7. Safety pass, per item, and the line each item would render as.
   const candidates = collapsed.kept.map((b) => {
-    const verdict = scanStatement(b.statement, b.beliefType);
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
-    const line: RenderLine = {
-      beliefId: b.beliefId,
-      statement: b.statement,
-      authority: b.authority,
-      band: confidenceBand(b, b.carried, policy),
-      learnedIn: b.carried ? b.originScope : null,
-      conflictsWith,
-      withheld: verdict.ok ? null : withheldText(verdict.reason),
-    };
-    return { belief: b, beliefId: b.beliefId, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
+    const line = renderLineFor(b, conflictsWith, policy);
+    return { belief: b, beliefId: b.beliefId, beliefType: b.beliefType, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
   });
 
   // 8. Assemble to budget and render.
   const header = renderHeader(asOf, policy.version);
-  const assembled = assemble(candidates, {
+  const limits = {
     maxItems: query.maxItems,
     budgetTokens: query.budgetTokens,
     floor: query.minScore,
     frameTokens: countTokens(header) + countTokens(RENDER_FOOTER) + 2,
-  });
-  const rendered = renderBlock(asOf, policy.version, assembled.admitted.map((c) => c.renderLine));
+  };
+  const assembled =
+    run.kind === "snapshot"
+      ? assembleSnapshot(candidates, { ...limits, durableShare: policy.snapshotDurableShare, durableTypes: policy.durableTypes })
+      : assemble(candidates, limits);
+  const rendered =
+    renderCorrections(corrections) + renderBlock(asOf, policy.version, assembled.admitted.map((c) => c.renderLine));
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
 
   // 9. Trace, recorded in the same pass, bound to the exact bytes.
@@ -154,16 +182,19 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     truncated: assembled.droppedForBudget.length > 0,
     armsDegraded: degraded,
     traceId,
+    snapshotWatermark: head.position,
+    fromCache: false,
+    corrections,
   };
   const trace: RecallTrace = {
     id: traceId,
-    sessionId: run.context.sessionId,
-    runId: run.context.runId,
-    turnId: run.context.turnId,
+    sessionId: ctx.sessionId,
+    runId: ctx.runId,
+    turnId: ctx.turnId,
     moment: run.kind === "search" ? "in_turn" : run.kind,
     query,
-    surfaceId: run.context.surface.surfaceId,
-    sensitivityCeiling: run.context.surface.sensitivityCeiling,
+    surfaceId: ctx.surface.surfaceId,
+    sensitivityCeiling: ctx.surface.sensitivityCeiling,
     renderedSha256: sha256Hex(rendered),
     armLatenciesMs: Object.fromEntries(outcomes.map((o) => [o.arm, o.latencyMs])),
     candidates: fused.length,
@@ -178,9 +209,57 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
     ranked: candidates.map((c) => toRecalled(c.belief, c.renderLine)),
     asOf,
+    snapshotWatermark: head.position,
+    deltaAfter,
+    corrected: corrections.map((c) => c.beliefId),
   };
   await store.recordTrace(run.principal, trace);
+  // Only complete renders are cached: a degraded one would pin partial results for the session.
+  if (cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(cacheKey, { result, trace });
   return { result, trace };
+}
+
+/**
+ * A cache hit is still a recall of its own: a new trace (this session's ids,
+ * now), bound to the same bytes. It is recorded after the answer is sent,
+ * so a hit never waits on the database.
+ */
+function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnapshot, now: Date): RecallOutcome {
+  const traceId = randomUUID();
+  const result: RecallResult = { ...cached.result, traceId, fromCache: true };
+  const trace: RecallTrace = {
+    ...cached.trace,
+    id: traceId,
+    sessionId: run.context.sessionId,
+    runId: run.context.runId,
+    turnId: run.context.turnId,
+    surfaceId: run.context.surface.surfaceId,
+    createdAt: now,
+    operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
+    armLatenciesMs: {},
+  };
+  setImmediate(() => {
+    deps.store.recordTrace(run.principal, trace).catch((error: unknown) => deps.onTraceError?.(traceId, error));
+  });
+  return { result, trace };
+}
+
+/** The line a ranked belief renders as, after the safety pass. Shared by the pipeline and re-rendering. */
+export function renderLineFor(
+  b: StoredBelief & { carried: boolean },
+  conflictsWith: readonly string[],
+  policy: RetrievalPolicy,
+): RenderLine {
+  const verdict = scanStatement(b.statement, b.beliefType);
+  return {
+    beliefId: b.beliefId,
+    statement: b.statement,
+    authority: b.authority,
+    band: confidenceBand(b, b.carried, policy),
+    learnedIn: b.carried ? b.originScope : null,
+    conflictsWith,
+    withheld: verdict.ok ? null : withheldText(verdict.reason),
+  };
 }
 
 export function deadlineMarginMs(allowedMs: number, policy: RetrievalPolicy): number {
@@ -225,5 +304,3 @@ function toRecalled(b: StoredBelief & { score: number; arms: string[]; carried: 
     blocked,
   };
 }
-
-export type { RecallQuery };

@@ -1,4 +1,4 @@
-import type { Authority, Moment, Portability, Profile } from "../domain/model.js";
+import type { Authority, Moment, Portability, Profile, SessionType } from "../domain/model.js";
 
 /**
  * Every weight, cap, floor and version of the read path in one frozen object.
@@ -34,6 +34,12 @@ export interface RetrievalPolicy {
   typeAnchorWeight: number;
   profiles: Record<Profile, ProfileWeights>;
   moments: Record<Moment | "search", MomentDefaults>;
+  /** Snapshot caps by session type; whichever of items, tokens and the window share binds first wins. */
+  snapshotCaps: Record<SessionType, { maxItems: number; budgetTokens: number }>;
+  /** The snapshot never takes more than this share of the caller's context window. */
+  snapshotWindowShare: number;
+  /** Share of snapshot items reserved for durable user-model and preference beliefs; the rest primes the goal. */
+  snapshotDurableShare: number;
   /** Upper bounds a caller may ask for. */
   limits: { maxItems: number; budgetTokens: number };
   /** Evidence count at which reinforcement saturates (C_max). */
@@ -74,6 +80,13 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
     child_run: { maxItems: 15, budgetTokens: 500, profile: "task" },
     search: { maxItems: 10, budgetTokens: 800, profile: "deep" },
   },
+  snapshotCaps: {
+    interactive: { maxItems: 40, budgetTokens: 1500 },
+    async: { maxItems: 80, budgetTokens: 3000 },
+    child: { maxItems: 15, budgetTokens: 500 },
+  },
+  snapshotWindowShare: 0.02,
+  snapshotDurableShare: 2 / 3,
   limits: { maxItems: 200, budgetTokens: 16_000 },
   reinforceSaturation: 10,
   decayDays: {

@@ -1,5 +1,5 @@
-import type { Moment, RecallQuery } from "../domain/model.js";
-import type { RetrievalPolicy } from "./policy.js";
+import type { Moment, RecallQuery, SessionType } from "../domain/model.js";
+import type { MomentDefaults, RetrievalPolicy } from "./policy.js";
 
 /**
  * Step 1: from what the caller sent to the effective query the pipeline runs.
@@ -15,8 +15,13 @@ export interface RequestedQuery extends Omit<RecallQuery, "includeProvisional" |
   minScore: number | undefined;
 }
 
-export function effectiveQuery(requested: RequestedQuery, moment: Moment | "search", policy: RetrievalPolicy): RecallQuery {
-  const defaults = policy.moments[moment];
+export function effectiveQuery(
+  requested: RequestedQuery,
+  moment: Moment | "search",
+  policy: RetrievalPolicy,
+  sizing: { sessionType: SessionType; contextWindowTokens: number } = { sessionType: "interactive", contextWindowTokens: 0 },
+): RecallQuery {
+  const defaults = moment === "snapshot" ? snapshotDefaults(policy, sizing) : policy.moments[moment];
   const profile = requested.profile ?? defaults.profile;
   return {
     ...requested,
@@ -25,10 +30,28 @@ export function effectiveQuery(requested: RequestedQuery, moment: Moment | "sear
     structuredBeliefTypes: [...new Set(requested.structuredBeliefTypes)].sort(),
     includeProvisional: moment === "snapshot" ? false : (requested.includeProvisional ?? true),
     profile,
-    maxItems: Math.min(requested.maxItems || defaults.maxItems, policy.limits.maxItems),
-    budgetTokens: Math.min(requested.budgetTokens || defaults.budgetTokens, policy.limits.budgetTokens),
+    // Moment defaults are also ceilings for the snapshot: a caller may ask for less, never more.
+    maxItems: Math.min(requested.maxItems || defaults.maxItems, moment === "snapshot" ? defaults.maxItems : policy.limits.maxItems),
+    budgetTokens: Math.min(
+      requested.budgetTokens || defaults.budgetTokens,
+      moment === "snapshot" ? defaults.budgetTokens : policy.limits.budgetTokens,
+    ),
     minScore: requested.minScore ?? policy.profiles[profile].floor,
   };
+}
+
+/**
+ * Snapshot caps: the session type's items and tokens, and never more than a
+ * share of the declared context window; whichever binds first wins. A larger
+ * window is not a reason for a larger snapshot.
+ */
+export function snapshotDefaults(
+  policy: RetrievalPolicy,
+  sizing: { sessionType: SessionType; contextWindowTokens: number },
+): MomentDefaults {
+  const caps = policy.snapshotCaps[sizing.sessionType];
+  const windowCap = sizing.contextWindowTokens > 0 ? Math.floor(sizing.contextWindowTokens * policy.snapshotWindowShare) : Infinity;
+  return { maxItems: caps.maxItems, budgetTokens: Math.min(caps.budgetTokens, windowCap), profile: policy.moments.snapshot.profile };
 }
 
 /**

@@ -123,6 +123,13 @@ export function recallResultToProto(r: domain.RecallResult): RecallResult {
     truncated: r.truncated,
     armsDegraded: r.armsDegraded,
     traceId: r.traceId,
+    snapshotWatermark: BigInt(r.snapshotWatermark),
+    fromCache: r.fromCache,
+    corrections: r.corrections.map((c) => ({
+      beliefId: c.beliefId,
+      supersededBy: c.supersededBy ?? "",
+      noLongerHoldsAsOf: toTimestamp(c.noLongerHoldsAsOf),
+    })),
   });
 }
 
@@ -169,5 +176,8 @@ export function recallTraceToProto(t: domain.RecallTrace): RecallTrace {
     operatorFieldsExpireAt: toTimestamp(t.operatorFieldsExpireAt),
     ranked: (t.ranked ?? []).map(recalledBeliefToProto),
     asOf: toTimestamp(t.asOf),
+    snapshotWatermark: BigInt(t.snapshotWatermark),
+    deltaAfter: t.deltaAfter === null ? undefined : BigInt(t.deltaAfter),
+    corrected: t.corrected,
   });
 }

@@ -41,12 +41,18 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
     req: { sessionId: string; runId: string; turnId: string },
     surface: RecallContext["surface"],
     moment: RecallContext["moment"],
+    sizing: Pick<RecallContext, "sessionType" | "contextWindowTokens" | "snapshotWatermark"> = {
+      sessionType: "interactive",
+      contextWindowTokens: 0,
+      snapshotWatermark: null,
+    },
   ): RecallContext => ({
     moment,
     sessionId: req.sessionId.slice(0, 200),
     runId: req.runId.slice(0, 200),
     turnId: req.turnId.slice(0, 200),
     surface,
+    ...sizing,
   });
 
   return {
@@ -55,10 +61,11 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
       const { query, moment } = validate.recallRequest(req);
       assertSameIdentity(principal, req.query!);
       const surface = validate.surface(req.surface, deps.defaultSensitivityCeiling);
+      const sizing = validate.recallSizing(req, moment);
       const run: RecallRun = {
         principal,
         query,
-        context: context(req, surface, moment),
+        context: context(req, surface, moment, sizing),
         kind: moment,
         deadlineAt: deadlineAt(ctx),
         signal: ctx.signal,

@@ -3,7 +3,13 @@ import { InvalidArgumentError } from "../domain/errors.js";
 import type * as domain from "../domain/model.js";
 import { SENSITIVITY } from "../domain/model.js";
 import type { SensitivityName } from "../config.js";
-import type { RecallEpisodesRequest, SearchRequest, RecallRequest, GetTraceRequest } from "../gen/memory/v1/memory_service_pb.js";
+import {
+  SessionType,
+  type GetTraceRequest,
+  type RecallEpisodesRequest,
+  type RecallRequest,
+  type SearchRequest,
+} from "../gen/memory/v1/memory_service_pb.js";
 import type { Belief, Episode, Surface } from "../gen/memory/v1/types_pb.js";
 import { Profile, Sensitivity } from "../gen/memory/v1/types_pb.js";
 import {
@@ -211,6 +217,31 @@ function limits(budgetTokens: number, maxItems: number, at: string): void {
 function stringList(values: readonly string[], field: string): string[] {
   if (values.length > 100) fail(field, "must have at most 100 entries");
   return values.map((v, i) => required(v, `${field}[${i}]`));
+}
+
+const SESSION_TYPE = new Map<SessionType, domain.SessionType>([
+  [SessionType.UNSPECIFIED, "interactive"],
+  [SessionType.INTERACTIVE, "interactive"],
+  [SessionType.ASYNC, "async"],
+  [SessionType.CHILD, "child"],
+]);
+
+/** Snapshot sizing and the recall delta's bound, from a RecallRequest. */
+export function recallSizing(req: RecallRequest, moment: domain.Moment) {
+  if (req.contextWindowTokens < 0) fail("context_window_tokens", "must not be negative");
+  let snapshotWatermark: number | null = null;
+  if (req.snapshotWatermark !== undefined) {
+    if (moment !== "in_turn") fail("snapshot_watermark", "only applies to MOMENT_IN_TURN");
+    if (req.snapshotWatermark < 0n || req.snapshotWatermark > BigInt(Number.MAX_SAFE_INTEGER)) {
+      fail("snapshot_watermark", "is out of range");
+    }
+    snapshotWatermark = Number(req.snapshotWatermark);
+  }
+  return {
+    sessionType: enumValue(SESSION_TYPE, req.sessionType, "session_type"),
+    contextWindowTokens: req.contextWindowTokens,
+    snapshotWatermark,
+  };
 }
 
 export function recallRequest(req: RecallRequest): { query: RequestedQuery; moment: domain.Moment } {

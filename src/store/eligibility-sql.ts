@@ -26,5 +26,6 @@ export function eligibilitySql(f: EligibilityFilter, p: SqlParams): string {
     clauses.push(`NOT EXISTS (SELECT 1 FROM persona_entries pe
       WHERE pe.tenant_id = b.tenant_id AND pe.principal_id = b.principal_id AND pe.belief_id = b.belief_id)`);
   }
+  if (f.excludeExpiredDated) clauses.push(`(b.expires_hint IS NULL OR b.expires_hint > ${asOf}::timestamptz)`);
   return clauses.join("\n  AND ");
 }

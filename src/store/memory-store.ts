@@ -2,6 +2,7 @@ import { applyRejection, applyRejections, type RecordedRejection } from "../doma
 import { NotFoundError, InvalidArgumentError } from "../domain/errors.js";
 import type {
   Belief,
+  Correction,
   Episode,
   Principal,
   RecallTrace,
@@ -18,6 +19,9 @@ import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
 import { SqlParams } from "./sql-params.js";
 import { traceFromRow, traceParams } from "./trace-rows.js";
 
+/** NOTIFY channel carrying [tenant, principal, position, updated_at] whenever a principal's head moves. */
+export const HEAD_CHANNEL = "recall_head";
+
 /** Rows written between two statistics refreshes of the embedded store. */
 const ANALYZE_EVERY = 2000;
 
@@ -30,6 +34,17 @@ export interface ArmCandidate {
 export interface StoreHead {
   position: number;
   updatedAt: Date | null;
+}
+
+export interface SnapshotReportRow {
+  sessionId: string;
+  snapshotSize: number;
+  cited: number;
+  /** cited / snapshotSize: sustained values below about 0.25 mean the core carries passengers. */
+  utilization: number;
+  inTurnReturned: number;
+  /** In-turn results that were snapshot-eligible but not in the snapshot: the core may be too small. */
+  misses: number;
 }
 
 export interface EpisodeQuery {
@@ -356,14 +371,103 @@ export class MemoryStore {
     return rows.map(episodeFromRow);
   }
 
+  /** Delta arm: eligible beliefs written after the session's watermark, newest first. */
+  async deltaCandidates(f: EligibilityFilter, afterPosition: number, cap: number, options?: QueryOptions): Promise<ArmCandidate[]> {
+    const p = new SqlParams();
+    const where = eligibilitySql(f, p);
+    const text = `SELECT ${BELIEF_COLUMNS}, 1.0::float8 AS arm_score
+      FROM beliefs b
+      WHERE ${where} AND b.store_position > ${p.add(afterPosition)}::bigint
+      ORDER BY b.store_position DESC, b.belief_id
+      LIMIT ${p.add(cap)}`;
+    return candidates(await this.db.query(text, p.values, options));
+  }
+
+  /**
+   * Beliefs of the session's snapshot that stopped holding after its
+   * watermark, each with its successor (if any) and since when.
+   */
+  async snapshotCorrections(p: Principal, sessionId: string, afterPosition: number, at: Date): Promise<Correction[]> {
+    const rows = await this.db.query<{ belief_id: string; superseded_by: string | null; since: Date }>(
+      `WITH snapshot AS (
+         SELECT t.returned FROM recall_traces t
+         WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'snapshot'
+         ORDER BY t.created_at DESC, t.trace_id LIMIT 1
+       )
+       SELECT old.belief_id::text AS belief_id, successor.belief_id::text AS superseded_by,
+         COALESCE(old.valid_to, successor.valid_from, old.retracted_at,
+           (SELECT max(r.created_at) FROM rejections r WHERE r.tenant_id = old.tenant_id
+              AND r.principal_id = old.principal_id AND r.belief_id = old.belief_id),
+           old.recorded_at) AS since
+       FROM snapshot, beliefs old
+       LEFT JOIN LATERAL (
+         SELECT n.belief_id, n.valid_from FROM beliefs n
+         WHERE n.tenant_id = old.tenant_id AND n.principal_id = old.principal_id
+           AND old.belief_id = ANY(n.supersedes) AND n.status IN ('active', 'provisional')
+         ORDER BY n.valid_from DESC, n.belief_id LIMIT 1
+       ) successor ON true
+       WHERE old.tenant_id = $1 AND old.principal_id = $2 AND old.belief_id = ANY(snapshot.returned)
+         AND old.store_position > $4::bigint
+         AND (old.status IN ('superseded', 'expired') OR old.valid_to <= $5::timestamptz OR old.retracted_at <= $5::timestamptz)
+       ORDER BY old.belief_id`,
+      [p.tenantId, p.principalId, sessionId, afterPosition, at.toISOString()],
+    );
+    return rows.map((r) => ({ beliefId: r.belief_id, supersededBy: r.superseded_by, noLongerHoldsAsOf: r.since }));
+  }
+
+  /**
+   * Snapshot utilization and misses, per session, from traces: the share of
+   * snapshot beliefs cited at least once in the session, and in-turn results
+   * that were snapshot-eligible (a durable type, active) but not in the snapshot.
+   */
+  async snapshotReport(p: Principal, durableTypes: readonly string[], sessionId: string | null): Promise<SnapshotReportRow[]> {
+    const rows = await this.db.query<{ session_id: string; snapshot_size: number; cited: number; in_turn_returned: number; misses: number }>(
+      `WITH snapshots AS (
+         SELECT DISTINCT ON (t.session_id) t.session_id, t.returned
+         FROM recall_traces t
+         WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.moment = 'snapshot'
+           AND ($3::text IS NULL OR t.session_id = $3::text)
+         ORDER BY t.session_id, t.created_at DESC, t.trace_id
+       ),
+       cited AS (
+         SELECT t.session_id, c.belief_id FROM citations c
+         JOIN recall_traces t ON t.tenant_id = c.tenant_id AND t.principal_id = c.principal_id AND t.trace_id = c.trace_id
+         WHERE c.tenant_id = $1 AND c.principal_id = $2
+       ),
+       in_turn AS (
+         SELECT DISTINCT t.session_id, r.belief_id
+         FROM recall_traces t, unnest(t.returned) AS r(belief_id)
+         WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.moment = 'in_turn'
+       )
+       SELECT s.session_id,
+         cardinality(s.returned) AS snapshot_size,
+         (SELECT count(DISTINCT c.belief_id) FROM cited c WHERE c.session_id = s.session_id AND c.belief_id = ANY(s.returned)) AS cited,
+         (SELECT count(*) FROM in_turn i WHERE i.session_id = s.session_id) AS in_turn_returned,
+         (SELECT count(*) FROM in_turn i JOIN beliefs b ON b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = i.belief_id
+            WHERE i.session_id = s.session_id AND NOT (i.belief_id = ANY(s.returned))
+              AND b.belief_type = ANY($4::text[]) AND b.status = 'active') AS misses
+       FROM snapshots s ORDER BY s.session_id`,
+      [p.tenantId, p.principalId, sessionId, durableTypes],
+    );
+    return rows.map((r) => ({
+      sessionId: r.session_id,
+      snapshotSize: Number(r.snapshot_size),
+      cited: Number(r.cited),
+      utilization: Number(r.snapshot_size) === 0 ? 0 : Number(r.cited) / Number(r.snapshot_size),
+      inTurnReturned: Number(r.in_turn_returned),
+      misses: Number(r.misses),
+    }));
+  }
+
   async recordTrace(p: Principal, trace: RecallTrace): Promise<void> {
     await this.db.query(
       `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, run_id, turn_id, moment, query,
          surface_id, sensitivity_ceiling, rendered_sha256, as_of, returned, dropped_for_budget_count, blocked,
          carried_in, retrieval_policy_version, created_at, operator_fields_expire_at, arm_latencies_ms, candidates,
-         dropped_for_budget, ranked)
+         dropped_for_budget, ranked, snapshot_watermark, delta_after, corrected)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12::timestamptz, $13::uuid[], $14, $15::uuid[],
-         $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb)`,
+         $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb,
+         $24, $25, $26::uuid[])`,
       [p.tenantId, p.principalId, ...traceParams(trace)],
     );
   }
@@ -373,6 +477,7 @@ export class MemoryStore {
     const rows = await this.db.query(
       `SELECT t.*, t.trace_id::text AS trace_id, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
          t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget,
+         t.corrected::text[] AS corrected,
          COALESCE((SELECT array_agg(c.belief_id::text ORDER BY c.belief_id) FROM citations c
            WHERE c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id),
            '{}') AS cited
@@ -410,6 +515,13 @@ async function beginWrite(tx: SqlClient, p: Principal) {
         `UPDATE principal_heads SET position = $3, updated_at = now() WHERE tenant_id = $1 AND principal_id = $2`,
         [p.tenantId, p.principalId, next],
       );
+      // Delivered at commit to every sidecar listening (the snapshot cache's head tracker).
+      await tx.query("SELECT pg_notify($1, json_build_array($2::text, $3::text, $4::bigint, now())::text)", [
+        HEAD_CHANNEL,
+        p.tenantId,
+        p.principalId,
+        next,
+      ]);
       return next;
     },
   };

@@ -33,6 +33,13 @@ function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>): Sq
       if (!("transaction" in db)) return work(wrap(db, close));
       return db.transaction((tx) => work(wrap(tx, close)));
     },
+    async listen(channel, onNotify, onConnect) {
+      if (!("listen" in db)) throw new Error("LISTEN is not available inside a transaction");
+      const unsubscribe = await db.listen(channel, onNotify);
+      // In process there is no connection to lose: "connected" exactly once.
+      onConnect?.();
+      return unsubscribe;
+    },
     close,
   };
 }

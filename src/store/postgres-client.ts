@@ -40,6 +40,11 @@ function wrap(sql: Sql | postgres.TransactionSql<Record<string, never>>, close: 
       if (!("begin" in sql)) return work(wrap(sql, close));
       return (await sql.begin((tx) => work(wrap(tx, close)))) as T;
     },
+    async listen(channel, onNotify, onConnect) {
+      if (!("listen" in sql)) throw new Error("LISTEN is not available inside a transaction");
+      const { unlisten } = await sql.listen(channel, (payload) => onNotify(payload), () => onConnect?.());
+      return unlisten;
+    },
     close,
   };
 }

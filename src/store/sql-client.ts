@@ -18,5 +18,11 @@ export interface SqlClient {
   exec(script: string): Promise<void>;
   /** Runs `work` in one transaction: all or nothing. */
   transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T>;
+  /**
+   * LISTEN on a channel. `onConnect` runs whenever the listening connection is
+   * (re)established, so a subscriber can drop state it may have missed.
+   * Resolves to an unsubscribe function.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onConnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

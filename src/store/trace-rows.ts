@@ -25,6 +25,9 @@ export function traceParams(t: RecallTrace): unknown[] {
     t.candidates,
     t.droppedForBudget,
     t.ranked === null ? null : JSON.stringify(t.ranked),
+    t.snapshotWatermark,
+    t.deltaAfter,
+    t.corrected,
   ];
 }
 
@@ -52,6 +55,9 @@ export function traceFromRow(r: Row): RecallTrace {
     operatorFieldsExpireAt: r.operator_fields_expire_at as Date,
     ranked: reviveRanked(parseJson(r.ranked) as Record<string, unknown>[] | null),
     asOf: r.as_of as Date,
+    snapshotWatermark: Number(r.snapshot_watermark),
+    deltaAfter: r.delta_after === null || r.delta_after === undefined ? null : Number(r.delta_after),
+    corrected: (r.corrected as string[]) ?? [],
   };
 }
 

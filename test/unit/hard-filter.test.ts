@@ -71,6 +71,8 @@ describe("eligibilityFilter: isolation and anchors", () => {
       namedSubjects: ["andy", "acme corp"],
       beliefTypes: ["preference"],
       excludePersonaHeld: true,
+      // A current snapshot also leaves out dated facts past their expires_hint.
+      excludeExpiredDated: true,
     });
   });
 

@@ -76,10 +76,17 @@ describe("effectiveQuery: limits and floor", () => {
   });
 
   it("caps item and token limits at policy.limits", () => {
-    const q = effectiveQuery(requested({ maxItems: 5000, budgetTokens: 1_000_000 }), "snapshot", P);
+    const q = effectiveQuery(requested({ maxItems: 5000, budgetTokens: 1_000_000 }), "in_turn", P);
     expect(q.maxItems).toBe(P.limits.maxItems);
     expect(q.maxItems).toBe(200);
     expect(q.budgetTokens).toBe(16_000);
+  });
+
+  it("never lets a snapshot exceed its session type's caps, whatever was asked", () => {
+    const q = effectiveQuery(requested({ maxItems: 5000, budgetTokens: 1_000_000 }), "snapshot", P);
+    expect([q.maxItems, q.budgetTokens]).toEqual([40, 1500]);
+    const smaller = effectiveQuery(requested({ maxItems: 10, budgetTokens: 300 }), "snapshot", P);
+    expect([smaller.maxItems, smaller.budgetTokens]).toEqual([10, 300]);
   });
 
   it("accepts values exactly at the limits", () => {

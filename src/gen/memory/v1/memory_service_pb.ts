@@ -2,8 +2,8 @@
 // @generated from file memory/v1/memory_service.proto (package memory.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Episode, Moment, RecallQuery, RecallResult, RecallTrace, Surface } from "./types_pb.js";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory_service.proto.
  */
 export const file_memory_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSKzAQoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlImYKC1JlY2FsbEV2ZW50EiMKA2FybRgBIAEoCzIULm1lbW9yeS52MS5Bcm1SZXN1bHRIABIpCgZyZXN1bHQYAiABKAsyFy5tZW1vcnkudjEuUmVjYWxsUmVzdWx0SABCBwoFZXZlbnQiawoJQXJtUmVzdWx0EgsKA2FybRgBIAEoCRIrCgpjYW5kaWRhdGVzGAIgAygLMhcubWVtb3J5LnYxLkFybUNhbmRpZGF0ZRISCgpsYXRlbmN5X21zGAMgASgFEhAKCGRlZ3JhZGVkGAQgASgIIi8KDEFybUNhbmRpZGF0ZRIRCgliZWxpZWZfaWQYASABKAkSDAoEcmFuaxgCIAEoBSKbAgoNU2VhcmNoUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhAKCHN1YmplY3RzGAIgAygJEikKBWFzX29mGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghrbm93bl9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc2NvcGUYBSABKAkSFQoNYnVkZ2V0X3Rva2VucxgGIAEoBRIRCgltYXhfaXRlbXMYByABKAUSEgoKc2Vzc2lvbl9pZBgIIAEoCRIOCgZydW5faWQYCSABKAkSDwoHdHVybl9pZBgKIAEoCRIjCgdzdXJmYWNlGAsgASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiOQoOU2VhcmNoUmVzcG9uc2USJwoGcmVzdWx0GAEgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdCKGAgoVUmVjYWxsRXBpc29kZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGluY2x1ZGVfYXJjaGl2YWwYBCABKAgSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSFQoNYnVkZ2V0X3Rva2VucxgHIAEoBRIjCgdzdXJmYWNlGAggASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiegoWUmVjYWxsRXBpc29kZXNSZXNwb25zZRIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIOCgZ0b2tlbnMYAyABKAUSEQoJdHJ1bmNhdGVkGAQgASgIIiMKD0dldFRyYWNlUmVxdWVzdBIQCgh0cmFjZV9pZBgBIAEoCSI5ChBHZXRUcmFjZVJlc3BvbnNlEiUKBXRyYWNlGAEgASgLMhYubWVtb3J5LnYxLlJlY2FsbFRyYWNlMqgCCg1NZW1vcnlTZXJ2aWNlEjwKBlJlY2FsbBIYLm1lbW9yeS52MS5SZWNhbGxSZXF1ZXN0GhYubWVtb3J5LnYxLlJlY2FsbEV2ZW50MAESPQoGU2VhcmNoEhgubWVtb3J5LnYxLlNlYXJjaFJlcXVlc3QaGS5tZW1vcnkudjEuU2VhcmNoUmVzcG9uc2USVQoOUmVjYWxsRXBpc29kZXMSIC5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXF1ZXN0GiEubWVtb3J5LnYxLlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USQwoIR2V0VHJhY2USGi5tZW1vcnkudjEuR2V0VHJhY2VSZXF1ZXN0GhsubWVtb3J5LnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_memory_v1_types]);
+  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSK4AgoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEiwKDHNlc3Npb25fdHlwZRgHIAEoDjIWLm1lbW9yeS52MS5TZXNzaW9uVHlwZRIdChVjb250ZXh0X3dpbmRvd190b2tlbnMYCCABKAUSHwoSc25hcHNob3Rfd2F0ZXJtYXJrGAkgASgDSACIAQFCFQoTX3NuYXBzaG90X3dhdGVybWFyayJmCgtSZWNhbGxFdmVudBIjCgNhcm0YASABKAsyFC5tZW1vcnkudjEuQXJtUmVzdWx0SAASKQoGcmVzdWx0GAIgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdEgAQgcKBWV2ZW50ImsKCUFybVJlc3VsdBILCgNhcm0YASABKAkSKwoKY2FuZGlkYXRlcxgCIAMoCzIXLm1lbW9yeS52MS5Bcm1DYW5kaWRhdGUSEgoKbGF0ZW5jeV9tcxgDIAEoBRIQCghkZWdyYWRlZBgEIAEoCCIvCgxBcm1DYW5kaWRhdGUSEQoJYmVsaWVmX2lkGAEgASgJEgwKBHJhbmsYAiABKAUimwIKDVNlYXJjaFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIQCghzdWJqZWN0cxgCIAMoCRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3BlGAUgASgJEhUKDWJ1ZGdldF90b2tlbnMYBiABKAUSEQoJbWF4X2l0ZW1zGAcgASgFEhIKCnNlc3Npb25faWQYCCABKAkSDgoGcnVuX2lkGAkgASgJEg8KB3R1cm5faWQYCiABKAkSIwoHc3VyZmFjZRgLIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlIjkKDlNlYXJjaFJlc3BvbnNlEicKBnJlc3VsdBgBIAEoCzIXLm1lbW9yeS52MS5SZWNhbGxSZXN1bHQihgIKFVJlY2FsbEVwaXNvZGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBpbmNsdWRlX2FyY2hpdmFsGAQgASgIEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhUKDWJ1ZGdldF90b2tlbnMYByABKAUSIwoHc3VyZmFjZRgIIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlInoKFlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USJAoIZXBpc29kZXMYASADKAsyEi5tZW1vcnkudjEuRXBpc29kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDgoGdG9rZW5zGAMgASgFEhEKCXRydW5jYXRlZBgEIAEoCCIjCg9HZXRUcmFjZVJlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkiOQoQR2V0VHJhY2VSZXNwb25zZRIlCgV0cmFjZRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxUcmFjZSp5CgtTZXNzaW9uVHlwZRIcChhTRVNTSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIcChhTRVNTSU9OX1RZUEVfSU5URVJBQ1RJVkUQARIWChJTRVNTSU9OX1RZUEVfQVNZTkMQAhIWChJTRVNTSU9OX1RZUEVfQ0hJTEQQAzKoAgoNTWVtb3J5U2VydmljZRI8CgZSZWNhbGwSGC5tZW1vcnkudjEuUmVjYWxsUmVxdWVzdBoWLm1lbW9yeS52MS5SZWNhbGxFdmVudDABEj0KBlNlYXJjaBIYLm1lbW9yeS52MS5TZWFyY2hSZXF1ZXN0GhkubWVtb3J5LnYxLlNlYXJjaFJlc3BvbnNlElUKDlJlY2FsbEVwaXNvZGVzEiAubWVtb3J5LnYxLlJlY2FsbEVwaXNvZGVzUmVxdWVzdBohLm1lbW9yeS52MS5SZWNhbGxFcGlzb2Rlc1Jlc3BvbnNlEkMKCEdldFRyYWNlEhoubWVtb3J5LnYxLkdldFRyYWNlUmVxdWVzdBobLm1lbW9yeS52MS5HZXRUcmFjZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_memory_v1_types]);
 
 /**
  * @generated from message memory.v1.RecallRequest
@@ -59,6 +59,30 @@ export type RecallRequest = Message<"memory.v1.RecallRequest"> & {
    * @generated from field: memory.v1.Surface surface = 6;
    */
   surface?: Surface | undefined;
+
+  /**
+   * Snapshot and child-run sizing: which caps apply (see README, "Three moments").
+   *
+   * @generated from field: memory.v1.SessionType session_type = 7;
+   */
+  sessionType: SessionType;
+
+  /**
+   * The caller's context window in tokens. The snapshot never takes more than
+   * 2% of it. 0 means unknown (the session type's caps alone apply).
+   *
+   * @generated from field: int32 context_window_tokens = 8;
+   */
+  contextWindowTokens: number;
+
+  /**
+   * In-turn only: the snapshot_watermark of this session's snapshot result.
+   * Beliefs created, reinforced or superseded after it are eligible as the
+   * recall delta, and corrections to snapshot beliefs are returned.
+   *
+   * @generated from field: optional int64 snapshot_watermark = 9;
+   */
+  snapshotWatermark?: bigint | undefined;
 };
 
 /**
@@ -409,6 +433,47 @@ export type GetTraceResponse = Message<"memory.v1.GetTraceResponse"> & {
  */
 export const GetTraceResponseSchema: GenMessage<GetTraceResponse> = /*@__PURE__*/
   messageDesc(file_memory_v1_memory_service, 9);
+
+/**
+ * How long-lived the session is; sets the snapshot's caps.
+ *
+ * @generated from enum memory.v1.SessionType
+ */
+export enum SessionType {
+  /**
+   * Treated as INTERACTIVE.
+   *
+   * @generated from enum value: SESSION_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A person is waiting: 40 items / 1,500 tokens.
+   *
+   * @generated from enum value: SESSION_TYPE_INTERACTIVE = 1;
+   */
+  INTERACTIVE = 1,
+
+  /**
+   * A long-running or async run that amortises its snapshot: 80 items / 3,000 tokens.
+   *
+   * @generated from enum value: SESSION_TYPE_ASYNC = 2;
+   */
+  ASYNC = 2,
+
+  /**
+   * A subagent or consolidation run: 15 items / 500 tokens.
+   *
+   * @generated from enum value: SESSION_TYPE_CHILD = 3;
+   */
+  CHILD = 3,
+}
+
+/**
+ * Describes the enum memory.v1.SessionType.
+ */
+export const SessionTypeSchema: GenEnum<SessionType> = /*@__PURE__*/
+  enumDesc(file_memory_v1_memory_service, 0);
 
 /**
  * The read path. Every call must carry the metadata headers `x-tenant-id` and

@@ -1,0 +1,81 @@
+import type { Principal } from "../domain/model.js";
+import { HEAD_CHANNEL, type MemoryStore, type StoreHead } from "../store/memory-store.js";
+
+/**
+ * Each principal's store head (the snapshot watermark), known in process.
+ * Every write that moves a head NOTIFYs it (store/memory-store.ts), on
+ * PostgreSQL to every sidecar sharing the database, so a cached snapshot can
+ * be served without asking the database whether memory changed. When the
+ * listening connection is (re)established, everything known is dropped:
+ * notifications may have been missed while it was down.
+ */
+export class HeadTracker {
+  private readonly heads = new Map<string, StoreHead>();
+  /** Bumped on every reset, so a load that started before it cannot store a stale head. */
+  private generation = 0;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly maxPrincipals = 10_000,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unlisten = await this.store.db.listen(
+      HEAD_CHANNEL,
+      (payload) => this.onNotify(payload),
+      () => this.reset(),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.unlisten?.().catch(() => {});
+    this.unlisten = undefined;
+    this.reset();
+  }
+
+  /** The head, from memory when known; otherwise one query, remembered. */
+  async head(p: Principal): Promise<StoreHead> {
+    const key = keyOf(p.tenantId, p.principalId);
+    const known = this.heads.get(key);
+    if (known) return known;
+    const generation = this.generation;
+    const loaded = await this.store.head(p);
+    // Not listening (yet) means nothing would keep it fresh: do not remember it.
+    if (this.unlisten && generation === this.generation && !this.heads.has(key)) this.remember(key, loaded);
+    return this.heads.get(key) ?? loaded;
+  }
+
+  get size(): number {
+    return this.heads.size;
+  }
+
+  private onNotify(payload: string): void {
+    let parsed: [string, string, number, string];
+    try {
+      parsed = JSON.parse(payload) as [string, string, number, string];
+    } catch {
+      return;
+    }
+    const [tenantId, principalId, position, updatedAt] = parsed;
+    const key = keyOf(tenantId, principalId);
+    const known = this.heads.get(key);
+    // Only principals already asked about are tracked; others load on first use.
+    if (known && position > known.position) this.remember(key, { position, updatedAt: new Date(updatedAt) });
+  }
+
+  private remember(key: string, head: StoreHead): void {
+    this.heads.delete(key);
+    this.heads.set(key, head);
+    if (this.heads.size > this.maxPrincipals) this.heads.delete(this.heads.keys().next().value!);
+  }
+
+  private reset(): void {
+    this.generation += 1;
+    this.heads.clear();
+  }
+}
+
+function keyOf(tenantId: string, principalId: string): string {
+  return JSON.stringify([tenantId, principalId]);
+}

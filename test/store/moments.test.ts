@@ -1,0 +1,209 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { Belief, Principal } from "../../src/domain/model.js";
+import { HeadTracker } from "../../src/moments/head-tracker.js";
+import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
+import { cachedSnapshotBytes } from "../../src/moments/snapshot.js";
+import { recall, type CachedSnapshot, type PipelineDeps, type RecallOutcome, type RecallRun } from "../../src/recall/pipeline.js";
+import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
+import type { RequestedQuery } from "../../src/recall/query-former.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
+import type { SqlClient } from "../../src/store/sql-client.js";
+import { SENSITIVITY } from "../../src/domain/model.js";
+import { STORE_KINDS } from "../support/stores.js";
+import { T0, belief, newPrincipal } from "../support/fixtures.js";
+import { filterFor, recallTrace, useStore } from "./store-helpers.js";
+
+/** Wraps the real client and counts statements, so a test can prove a path made none. */
+function counting(db: SqlClient): SqlClient & { statements: string[] } {
+  const statements: string[] = [];
+  const wrap = (inner: SqlClient): SqlClient => ({
+    kind: inner.kind,
+    query: (text, params, options) => {
+      statements.push(text);
+      return inner.query(text, params, options);
+    },
+    exec: (script) => {
+      statements.push(script);
+      return inner.exec(script);
+    },
+    transaction: (work) => inner.transaction((tx) => work(wrap(tx))),
+    listen: (channel, onNotify, onConnect) => inner.listen(channel, onNotify, onConnect),
+    close: () => inner.close(),
+  });
+  return Object.assign(wrap(db), { statements });
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const requested = (overrides: Partial<RequestedQuery> = {}): RequestedQuery => ({
+  currentScope: "veetbot",
+  text: null,
+  subjects: [],
+  beliefTypes: [],
+  structuredBeliefTypes: [],
+  includeOwnedResources: false,
+  asOf: null,
+  knownAt: null,
+  includeSuperseded: false,
+  includeProvisional: undefined,
+  profile: undefined,
+  budgetTokens: 0,
+  maxItems: 0,
+  minScore: undefined,
+  ...overrides,
+});
+
+async function run(deps: PipelineDeps, r: Partial<RecallRun> & { principal: Principal }): Promise<RecallOutcome> {
+  const gen = recall(deps, {
+    query: requested(),
+    kind: "snapshot",
+    deadlineAt: Date.now() + 10_000,
+    signal: new AbortController().signal,
+    context: {
+      moment: r.kind === "in_turn" ? "in_turn" : "snapshot",
+      sessionType: "interactive",
+      contextWindowTokens: 0,
+      snapshotWatermark: null,
+      sessionId: "s1",
+      runId: "",
+      turnId: "",
+      surface: { surfaceId: "test", sensitivityCeiling: SENSITIVITY.personal },
+    },
+    ...r,
+  });
+  let step = await gen.next();
+  while (!step.done) step = await gen.next();
+  return step.value;
+}
+
+describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, snapshot cache ($kind)", ({ open }) => {
+  const store = useStore(open);
+
+  it("the delta arm sees only beliefs written after the watermark, through the hard filter", async () => {
+    const p = newPrincipal();
+    const before = belief({ statement: "Before the snapshot." });
+    await store().putBeliefs(p, [before]);
+    const watermark = (await store().head(p)).position;
+    const after = belief({ statement: "After the snapshot." });
+    const hidden = belief({ statement: "After, but superseded.", status: "superseded" });
+    await store().putBeliefs(p, [after, hidden]);
+    await store().putBeliefs(newPrincipal(), [belief({ statement: "Someone else's." })]);
+    const ids = (await store().deltaCandidates(filterFor(p), watermark, 50)).map((c) => c.belief.beliefId);
+    expect(ids).toEqual([after.beliefId]);
+  });
+
+  it("reports a snapshot belief that stopped holding after the watermark, with its successor", async () => {
+    const p = newPrincipal();
+    const old = belief({ statement: "Andy lives in Madrid.", beliefType: "user_model_attr", predicateKey: "home" });
+    const other = belief({ statement: "Andy likes tea." });
+    await store().putBeliefs(p, [old, other]);
+    await store().recordTrace(p, recallTrace({ sessionId: "sess", moment: "snapshot", returned: [old.beliefId, other.beliefId] }));
+    const watermark = (await store().head(p)).position;
+    const correction = belief({ statement: "Andy lives in Berlin.", beliefType: "user_model_attr", predicateKey: "home", validFrom: new Date("2026-07-24T00:00:00Z") });
+    await store().rejectBelief(p, { rejectionId: randomUUID(), beliefId: old.beliefId, kind: "changed", correction, scope: "", reason: "" });
+
+    const now = new Date("2026-08-01T00:00:00Z");
+    expect(await store().snapshotCorrections(p, "sess", watermark, now)).toEqual([
+      { beliefId: old.beliefId, supersededBy: correction.beliefId, noLongerHoldsAsOf: new Date("2026-07-24T00:00:00Z") },
+    ]);
+    // Not after the watermark, another session, another principal: nothing.
+    expect(await store().snapshotCorrections(p, "sess", watermark + 1, now)).toEqual([]);
+    expect(await store().snapshotCorrections(p, "other-session", watermark, now)).toEqual([]);
+    expect(await store().snapshotCorrections({ ...p, principalId: `${p.principalId}-x` }, "sess", watermark, now)).toEqual([]);
+    expect(await store().snapshotCorrections({ ...p, tenantId: `${p.tenantId}-x` }, "sess", watermark, now)).toEqual([]);
+  });
+
+  it("reports snapshot utilization and misses per session", async () => {
+    const p = newPrincipal();
+    const [a, b, missed] = [belief(), belief({ statement: "Andy likes tea." }), belief({ statement: "Andy's dog is Pixel.", beliefType: "relationship" })] as [Belief, Belief, Belief];
+    await store().putBeliefs(p, [a, b, missed]);
+    await store().recordTrace(p, recallTrace({ sessionId: "s", moment: "snapshot", returned: [a.beliefId, b.beliefId] }));
+    const turn = recallTrace({ sessionId: "s", moment: "in_turn", returned: [a.beliefId, missed.beliefId] });
+    await store().recordTrace(p, turn);
+    await store().recordCitations(p, turn.id, [a.beliefId]);
+    const report = await store().snapshotReport(p, RETRIEVAL_POLICY.durableTypes, null);
+    expect(report).toEqual([{ sessionId: "s", snapshotSize: 2, cited: 1, utilization: 0.5, inTurnReturned: 2, misses: 1 }]);
+    expect(await store().snapshotReport({ ...p, principalId: "nobody" }, RETRIEVAL_POLICY.durableTypes, null)).toEqual([]);
+  });
+
+  it("tracks a principal's head through notifications, without re-reading it", async () => {
+    const db = counting(store().db);
+    const tracked = new MemoryStore(db);
+    const heads = new HeadTracker(tracked);
+    await heads.start();
+    try {
+      const p = newPrincipal();
+      expect((await heads.head(p)).position).toBe(0);
+      const reads = () => db.statements.filter((s) => s.includes("FROM principal_heads")).length;
+      expect(reads()).toBe(1);
+      await store().putBeliefs(p, [belief()]);
+      await until(async () => (await heads.head(p)).position === 1);
+      expect((await heads.head(p)).updatedAt).toEqual((await store().head(p)).updatedAt);
+      expect(reads()).toBe(1);
+    } finally {
+      await heads.stop();
+    }
+  });
+
+  it("serves an unchanged snapshot from the cache, byte-identical and without a database query", async () => {
+    const db = counting(store().db);
+    const tracked = new MemoryStore(db);
+    const heads = new HeadTracker(tracked);
+    await heads.start();
+    const deps: PipelineDeps = {
+      store: tracked,
+      policy: RETRIEVAL_POLICY,
+      clock: () => new Date(),
+      traceRetentionHours: 1,
+      heads,
+      snapshotCache: new SnapshotCache<CachedSnapshot>(1 << 20, cachedSnapshotBytes),
+    };
+    try {
+      const p = newPrincipal();
+      await store().putBeliefs(p, [belief({ lastEvidenceAt: T0 }), belief({ statement: "Andy works from Berlin.", beliefType: "user_model_attr" })]);
+      const first = await run(deps, { principal: p });
+      expect(first.result.fromCache).toBe(false);
+      expect(first.result.items).toHaveLength(2);
+
+      const before = db.statements.length;
+      const second = await run(deps, { principal: p, context: { ...(await contextFor("s2")) } });
+      const during = db.statements.slice(before);
+      expect(during).toEqual([]);
+      expect(second.result.fromCache).toBe(true);
+      expect(second.result.rendered).toBe(first.result.rendered);
+      expect(second.result.traceId).not.toBe(first.result.traceId);
+      // The hit's own trace is written after the answer, for its own session.
+      await until(async () => (await store().getTrace(p, second.result.traceId)) !== null);
+      expect((await store().getTrace(p, second.result.traceId))!.sessionId).toBe("s2");
+
+      // Any write for the principal moves the head: the next open misses and shows it.
+      await store().putBeliefs(p, [belief({ statement: "Andy prefers tea.", beliefType: "preference" })]);
+      await until(async () => (await heads.head(p)).position === 2);
+      const third = await run(deps, { principal: p });
+      expect(third.result.fromCache).toBe(false);
+      expect(third.result.items).toHaveLength(3);
+    } finally {
+      await heads.stop();
+    }
+  });
+});
+
+async function contextFor(sessionId: string) {
+  return {
+    moment: "snapshot" as const,
+    sessionType: "interactive" as const,
+    contextWindowTokens: 0,
+    snapshotWatermark: null,
+    sessionId,
+    runId: "",
+    turnId: "",
+    surface: { surfaceId: "test", sensitivityCeiling: SENSITIVITY.personal },
+  };
+}

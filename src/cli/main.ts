@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig } from "../config.js";
 import { runDemo } from "./demo.js";
+import { runEval } from "./eval.js";
 import { runHealth } from "./health.js";
 import { runImport } from "./import.js";
 import { runReport } from "./report.js";
@@ -15,6 +16,8 @@ commands:
   import FILE.jsonl --tenant T --principal P
                                  load beliefs and episodes ({"belief": {...}} / {"episode": {...}} per line)
   health                         exit 0 when the sidecar on RECALL_HOST:RECALL_PORT answers SERVING
+  eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]
+                                 LoCoMo retrieval evaluation on a fresh embedded store, beside plain BM25
   report snapshots --tenant T --principal P [--session S]
                                  snapshot utilization and misses per session, from the traces (JSON)
 
@@ -34,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
       return runHealth(config);
     case "report":
       return runReport(config, args);
+    case "eval":
+      return runEval(args);
     case undefined:
     case "help":
     case "--help":

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type {
   Correction,
+  RecallQuery,
   Moment,
   Principal,
   RecallContext,
@@ -129,7 +130,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   for (const o of outcomes) for (const c of o.candidates) beliefs.set(c.belief.beliefId, c.belief);
   const armsRun = outcomes.filter((o) => !o.degraded && o.candidates.length > 0).length;
   const fused = reciprocalRankFusion(
-    outcomes.map((o) => ({ arm: o.arm, ids: o.candidates.map((c) => c.belief.beliefId) })),
+    outcomes.map((o) => ({ arm: o.arm, ids: o.candidates.map((c) => c.belief.beliefId), scores: o.candidates.map((c) => c.armScore) })),
     policy.rrfK,
   );
 
@@ -147,7 +148,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
 
   // 6. Collapse and diversify.
-  const collapsed = collapse(ranked, policy.perSubjectCap);
+  const collapsed = collapse(ranked, perSubjectCap(query.maxItems, query.profile, policy));
 
   // 7. Safety pass, per item, and the line each item would render as.
   const candidates = collapsed.kept.map((b) => {
@@ -260,6 +261,15 @@ export function renderLineFor(
     conflictsWith,
     withheld: verdict.ok ? null : withheldText(verdict.reason),
   };
+}
+
+/**
+ * At most this many beliefs per subject, so one heavily discussed entity
+ * cannot take the whole block: a share of the item cap, by profile. The core
+ * profile has none: the snapshot is mostly about one subject, the user.
+ */
+export function perSubjectCap(maxItems: number, profile: RecallQuery["profile"], policy: RetrievalPolicy): number {
+  return Math.max(policy.perSubject.min, Math.ceil(maxItems * policy.perSubject.share[profile]));
 }
 
 export function deadlineMarginMs(allowedMs: number, policy: RetrievalPolicy): number {

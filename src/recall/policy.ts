@@ -53,8 +53,8 @@ export interface RetrievalPolicy {
   penalty: { flagged: number; pastExpiresHint: number };
   /** Confidence at or above which a belief is banded high / medium. */
   bands: { high: number; medium: number };
-  /** At most this many beliefs per subject (conflict partners exempt). */
-  perSubjectCap: number;
+  /** Per-subject cap: a share of the item cap by profile, never below `min` (conflict partners exempt). */
+  perSubject: { share: Record<Profile, number>; min: number };
   /** Types that form the durable "who you are talking to" core of a snapshot. */
   durableTypes: string[];
   /**
@@ -106,7 +106,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   carriedAffinity: { portable: 0.85, contextual: 0.5, local: 0.15 },
   penalty: { flagged: 0.5, pastExpiresHint: 0.3 },
   bands: { high: 0.8, medium: 0.5 },
-  perSubjectCap: 6,
+  perSubject: { share: { core: 1, task: 0.5, deep: 0.5 }, min: 3 },
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
 });

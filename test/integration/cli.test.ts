@@ -64,4 +64,24 @@ describe("recall CLI", () => {
     expect((err as { stderr: string }).stderr).toContain("bad.jsonl:2: belief.belief_id: must be a UUID");
     expect((err as { stderr: string }).stderr).toContain("nothing was written");
   });
+
+  it("eval locomo runs the real pipeline on a slice of the dev set and reports beside BM25", async () => {
+    const file = new URL("../../../shared/data/locomo/locomo-dev.json", import.meta.url).pathname;
+    const { stdout } = await run(process.execPath, [CLI, "eval", "locomo", file, "--conversations", "1", "--questions", "25", "--json"], {
+      env: env(),
+      timeout: 120_000,
+    });
+    const report = JSON.parse(stdout) as { questions: number; results: Record<string, Record<string, Record<string, { frac: number; noise: number; questions: number }>>> };
+    expect(report.questions).toBe(25);
+    const recall = report.results["1-4"]!.recall!;
+    const bm25 = report.results["1-4"]!.bm25!;
+    expect(recall["5"]!.questions).toBeGreaterThan(0);
+    // A working pipeline finds evidence for a good share of these questions; a broken one finds none.
+    expect(recall["10"]!.frac).toBeGreaterThan(0.3);
+    expect(bm25["10"]!.frac).toBeGreaterThan(0.3);
+    for (const k of ["5", "10", "20"]) {
+      expect(recall[k]!.frac).toBeGreaterThanOrEqual(0);
+      expect(recall[k]!.frac).toBeLessThanOrEqual(1);
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { collapse, type Collapsible } from "../../src/recall/collapse.js";
+import { perSubjectCap } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 
 const T0 = new Date("2026-01-01T00:00:00Z");
@@ -25,8 +26,12 @@ const ids = (items: readonly Collapsible[]) => items.map((b) => b.beliefId);
 const CAP = 6;
 
 describe("collapse", () => {
-  it("uses a per-subject cap of 6 in the retrieval policy", () => {
-    expect(RETRIEVAL_POLICY.perSubjectCap).toBe(6);
+  it("derives the per-subject cap from the item cap and profile", () => {
+    expect(perSubjectCap(12, "task", RETRIEVAL_POLICY)).toBe(6);
+    expect(perSubjectCap(20, "deep", RETRIEVAL_POLICY)).toBe(10);
+    expect(perSubjectCap(4, "task", RETRIEVAL_POLICY)).toBe(3);
+    // The snapshot is mostly about the user: no per-subject cap below the item cap.
+    expect(perSubjectCap(40, "core", RETRIEVAL_POLICY)).toBe(40);
   });
 
   it("returns nothing for nothing", () => {

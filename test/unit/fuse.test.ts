@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchFromFused, reciprocalRankFusion } from "../../src/recall/fuse.js";
+import { matchFromFused, reciprocalRankFusion, tiedRanks } from "../../src/recall/fuse.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 
 const K = 60;
@@ -126,5 +126,27 @@ describe("matchFromFused", () => {
   it("is monotone in the fused score", () => {
     const values = [1, 2, 3, 5, 10, 50, 200].map((rank) => matchFromFused(1 / (K + rank), 1, K));
     for (let i = 1; i < values.length; i++) expect(values[i]!).toBeLessThan(values[i - 1]!);
+  });
+});
+
+describe("reciprocalRankFusion with tied arm scores", () => {
+  it("gives equal arm scores their mean rank, so an arbitrary order inside a tie cannot leak", () => {
+    const fused = reciprocalRankFusion(
+      [
+        { arm: "structured", ids: ["z", "y", "x"], scores: [1, 1, 0.25] },
+        { arm: "lexical", ids: ["y"], scores: [0.3] },
+      ],
+      60,
+    );
+    expect(fused.map((f) => f.beliefId)).toEqual(["y", "z", "x"]);
+    expect(fused.find((f) => f.beliefId === "z")!.fused).toBeCloseTo(1 / 61.5, 12);
+    expect(fused.find((f) => f.beliefId === "x")!.fused).toBeCloseTo(1 / 63, 12);
+  });
+
+  it("computes mean ranks over runs of equal scores", () => {
+    expect(tiedRanks(4, [0.9, 0.5, 0.5, 0.1])).toEqual([1, 2.5, 2.5, 4]);
+    expect(tiedRanks(3, [1, 1, 1])).toEqual([2, 2, 2]);
+    expect(tiedRanks(3)).toEqual([1, 2, 3]);
+    expect(tiedRanks(0, [])).toEqual([]);
   });
 });

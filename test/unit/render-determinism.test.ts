@@ -68,7 +68,7 @@ function beliefSet(rand: () => number): Candidate[] {
 /** The pure tail of the pipeline, in the pipeline's order. */
 function runTail(arrived: readonly Candidate[], limits: { maxItems: number; budgetTokens: number; floor: number }) {
   const ranked = [...arrived].sort(byScoreThenId);
-  const collapsed = collapse(ranked, RETRIEVAL_POLICY.perSubjectCap);
+  const collapsed = collapse(ranked, 6);
   const candidates = collapsed.kept.map((b) => {
     const verdict = scanStatement(b.statement, b.beliefType);
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];

@@ -1,0 +1,174 @@
+import { readFile } from "node:fs/promises";
+import { SENSITIVITY } from "../domain/model.js";
+import { recall, type PipelineDeps } from "../recall/pipeline.js";
+import { RETRIEVAL_POLICY } from "../recall/policy.js";
+import type { RequestedQuery } from "../recall/query-former.js";
+import { MemoryStore } from "../store/memory-store.js";
+import { loadMigrations, migrate } from "../store/migrate.js";
+import { createPgliteClient, openPglite } from "../store/pglite-client.js";
+import { Bm25Index } from "./bm25.js";
+import { readConversation } from "./locomo-data.js";
+import { aggregate, percentile, scoreQuestion, type Aggregate, type QuestionScore } from "./retrieval-metrics.js";
+
+/**
+ * `recall eval locomo FILE`: loads each conversation into its own principal
+ * of a fresh embedded store, asks every question through the real in-turn
+ * pipeline with a fixed item cap and token budget, and scores the ranked
+ * beliefs against the evidence, beside a plain BM25 over the same beliefs.
+ */
+
+export const KS = [5, 10, 20] as const;
+const MAX_ITEMS = 20;
+const BUDGET_TOKENS = 4000;
+
+export interface LocomoOptions {
+  conversations?: number;
+  questionsPerConversation?: number;
+  /** Also pass the speakers a question names as structured subjects (default: the question text alone). */
+  subjects?: boolean;
+}
+
+export interface LocomoReport {
+  subjects: boolean;
+  conversations: number;
+  beliefs: number;
+  questions: number;
+  skippedQuestions: number;
+  /** group ("1-4" | "5") → system → k → aggregate */
+  results: Record<string, Record<"recall" | "bm25", Record<number, Aggregate>>>;
+  tokensPerRecall: number;
+  latencyMs: { p50: number; p95: number };
+}
+
+export async function evaluateLocomo(file: string, options: LocomoOptions = {}): Promise<LocomoReport> {
+  const samples = (JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>[]).slice(0, options.conversations);
+  const db = await openPglite(undefined);
+  const client = createPgliteClient(db);
+  await migrate(client, await loadMigrations());
+  const store = new MemoryStore(client);
+  const deps: PipelineDeps = { store, policy: RETRIEVAL_POLICY, clock: () => new Date(), traceRetentionHours: 1, heads: store };
+
+  const scores: Record<string, Record<"recall" | "bm25", Record<number, QuestionScore[]>>> = {};
+  const bucket = (group: string) =>
+    (scores[group] ??= {
+      recall: Object.fromEntries(KS.map((k) => [k, []])),
+      bm25: Object.fromEntries(KS.map((k) => [k, []])),
+    });
+  const latencies: number[] = [];
+  const tokens: number[] = [];
+  let beliefs = 0;
+  let questions = 0;
+  let skipped = 0;
+
+  try {
+    for (const sample of samples) {
+      const conv = readConversation(sample);
+      const principal = { tenantId: "locomo", principalId: conv.sampleId };
+      for (let i = 0; i < conv.episodes.length; i += 1000) await store.appendEpisodes(principal, conv.episodes.slice(i, i + 1000));
+      for (let i = 0; i < conv.beliefs.length; i += 1000) await store.putBeliefs(principal, conv.beliefs.slice(i, i + 1000));
+      await store.analyzeIfEmbedded();
+      beliefs += conv.beliefs.length;
+      skipped += conv.skipped;
+      const bm25 = new Bm25Index(conv.beliefs.map((b) => ({ id: b.beliefId, text: `${b.subject} ${b.statement}` })));
+      const provenanceOf = (id: string) => conv.provenance.get(id) ?? [];
+
+      for (const q of conv.questions.slice(0, options.questionsPerConversation)) {
+        questions += 1;
+        // Optionally, as an agent runtime might: the people the question names as subjects.
+        const named = options.subjects ? conv.speakers.filter((s) => q.question.toLowerCase().includes(s.toLowerCase())) : [];
+        const started = performance.now();
+        const gen = recall(deps, {
+          principal,
+          query: inTurnQuery(q.question, named),
+          kind: "in_turn",
+          deadlineAt: Date.now() + 10_000,
+          signal: new AbortController().signal,
+          context: {
+            moment: "in_turn",
+            sessionType: "interactive",
+            contextWindowTokens: 0,
+            snapshotWatermark: null,
+            sessionId: `eval/${conv.sampleId}`,
+            runId: "",
+            turnId: "",
+            surface: { surfaceId: "eval", sensitivityCeiling: SENSITIVITY.personal },
+          },
+        });
+        let step = await gen.next();
+        while (!step.done) step = await gen.next();
+        latencies.push(performance.now() - started);
+        tokens.push(step.value.result.tokens);
+        const ranked = step.value.result.items.map((i) => provenanceOf(i.beliefId));
+        const baseline = bm25.search(q.question, MAX_ITEMS).map(provenanceOf);
+        const group = q.category === 5 ? "5" : "1-4";
+        for (const k of KS) {
+          bucket(group).recall[k]!.push(scoreQuestion(ranked, q.evidence, k));
+          bucket(group).bm25[k]!.push(scoreQuestion(baseline, q.evidence, k));
+        }
+      }
+    }
+  } finally {
+    await client.close();
+  }
+
+  const results: LocomoReport["results"] = {};
+  for (const [group, systems] of Object.entries(scores)) {
+    results[group] = {
+      recall: Object.fromEntries(KS.map((k) => [k, aggregate(systems.recall[k]!)])),
+      bm25: Object.fromEntries(KS.map((k) => [k, aggregate(systems.bm25[k]!)])),
+    };
+  }
+  return {
+    subjects: options.subjects ?? false,
+    conversations: samples.length,
+    beliefs,
+    questions,
+    skippedQuestions: skipped,
+    results,
+    tokensPerRecall: tokens.reduce((a, b) => a + b, 0) / Math.max(1, tokens.length),
+    latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+  };
+}
+
+function inTurnQuery(text: string, subjects: string[]): RequestedQuery {
+  return {
+    currentScope: "locomo",
+    text,
+    subjects,
+    beliefTypes: [],
+    structuredBeliefTypes: [],
+    includeOwnedResources: false,
+    asOf: null,
+    knownAt: null,
+    includeSuperseded: false,
+    includeProvisional: undefined,
+    profile: undefined,
+    budgetTokens: BUDGET_TOKENS,
+    maxItems: MAX_ITEMS,
+    minScore: undefined,
+  };
+}
+
+/** A plain-text table: one row per group and system, frac/all/noise at each k. */
+export function formatLocomoReport(r: LocomoReport): string {
+  const pct = (x: number) => (100 * x).toFixed(1).padStart(5);
+  const header = `group  system  n     ${KS.map((k) => `frac@${k} all@${k} noise@${k}`).join("  ")}`;
+  const rows = Object.entries(r.results)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .flatMap(([group, systems]) =>
+      (["recall", "bm25"] as const).map((system) => {
+        const cells = KS.map((k) => {
+          const a = systems[system][k]!;
+          return `${pct(a.frac)}  ${pct(a.all)}  ${pct(a.noise)}`;
+        });
+        return `${group.padEnd(6)} ${system.padEnd(7)} ${String(systems[system][5]!.questions).padEnd(5)} ${cells.join("    ")}`;
+      }),
+    );
+  return [
+    `LoCoMo retrieval: ${r.conversations} conversations, ${r.beliefs} beliefs, ${r.questions} questions (${r.skippedQuestions} skipped: no evidence)`,
+    `item cap ${MAX_ITEMS}, token budget ${BUDGET_TOKENS}; policy ${RETRIEVAL_POLICY.version}; subjects ${r.subjects ? "from named speakers" : "none (question text only)"}`,
+    header,
+    ...rows,
+    `tokens per recall (mean): ${r.tokensPerRecall.toFixed(0)}; recall latency p50 ${r.latencyMs.p50.toFixed(1)} ms, p95 ${r.latencyMs.p95.toFixed(1)} ms (in process, PGlite)`,
+  ].join("\n");
+}

@@ -67,7 +67,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
         }),
       );
-      router.service(MemoryWriteService, writeService({ store, clock }));
+      router.service(MemoryWriteService, writeService({ store, clock, afterWrite: (p) => heads.forget(p) }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);
     },

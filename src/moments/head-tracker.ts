@@ -46,6 +46,16 @@ export class HeadTracker {
     return this.heads.get(key) ?? loaded;
   }
 
+  /**
+   * Forgets a principal's head after a write through this sidecar, so the
+   * writer reads its own write at once instead of waiting for the
+   * notification to come round (other sidecars catch up through it).
+   */
+  forget(p: Principal): void {
+    this.generation += 1;
+    this.heads.delete(keyOf(p.tenantId, p.principalId));
+  }
+
   get size(): number {
     return this.heads.size;
   }

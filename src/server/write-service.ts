@@ -10,32 +10,42 @@ import {
   RemovePersonaEntryResponseSchema,
   SetPersonaEntryResponseSchema,
 } from "../gen/memory/v1/write_service_pb.js";
+import type { Principal } from "../domain/model.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { principalOf } from "./identity.js";
 import * as validate from "./validate.js";
 
 /** The write side. Each handler validates the whole request before the store sees any of it. */
-export function writeService(deps: { store: MemoryStore; clock: () => Date }): ServiceImpl<typeof MemoryWriteService> {
+export function writeService(deps: {
+  store: MemoryStore;
+  clock: () => Date;
+  /** Called after every write that may have moved the principal's head. */
+  afterWrite?: (p: Principal) => void;
+}): ServiceImpl<typeof MemoryWriteService> {
   const { store } = deps;
+  const wrote = <T>(p: Principal, result: T): T => {
+    deps.afterWrite?.(p);
+    return result;
+  };
   return {
     async putBeliefs(req, ctx) {
       const beliefs = validate.putBeliefs(req, deps.clock());
-      const { written, position } = await store.putBeliefs(principalOf(ctx), beliefs);
+      const { written, position } = wrote(principalOf(ctx), await store.putBeliefs(principalOf(ctx), beliefs));
       return create(PutBeliefsResponseSchema, { written, storePosition: BigInt(position) });
     },
     async appendEpisodes(req, ctx) {
       const episodes = validate.appendEpisodes(req);
-      const { appended, position } = await store.appendEpisodes(principalOf(ctx), episodes);
+      const { appended, position } = wrote(principalOf(ctx), await store.appendEpisodes(principalOf(ctx), episodes));
       return create(AppendEpisodesResponseSchema, { appended, storePosition: BigInt(position) });
     },
     async setPersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { position } = await store.setPersonaEntry(principalOf(ctx), beliefId);
+      const { position } = wrote(principalOf(ctx), await store.setPersonaEntry(principalOf(ctx), beliefId));
       return create(SetPersonaEntryResponseSchema, { storePosition: BigInt(position) });
     },
     async removePersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { removed, position } = await store.removePersonaEntry(principalOf(ctx), beliefId);
+      const { removed, position } = wrote(principalOf(ctx), await store.removePersonaEntry(principalOf(ctx), beliefId));
       return create(RemovePersonaEntryResponseSchema, { removed, storePosition: BigInt(position) });
     },
     async putSubjectAliases(req, ctx) {
@@ -50,7 +60,7 @@ export function writeService(deps: { store: MemoryStore; clock: () => Date }): S
     },
     async rejectBelief(req, ctx) {
       const rejection = validate.rejection(req, deps.clock());
-      const { position } = await store.rejectBelief(principalOf(ctx), rejection);
+      const { position } = wrote(principalOf(ctx), await store.rejectBelief(principalOf(ctx), rejection));
       return create(RejectBeliefResponseSchema, { storePosition: BigInt(position) });
     },
   };

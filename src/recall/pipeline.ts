@@ -20,9 +20,9 @@ import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
 import { eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
-import { confidenceBand, isCarried, score } from "./rank.js";
+import { beliefLine } from "./belief-line.js";
+import { isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
-import { scanStatement, withheldText } from "./safety.js";
 import { countTokens } from "./tokens.js";
 import { runArms } from "./run-arms.js";
 
@@ -119,17 +119,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
 
   // 7. Safety pass, per item, and the line each item would render as.
   const candidates = collapsed.kept.map((b) => {
-    const verdict = scanStatement(b.statement, b.beliefType);
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
-    const line: RenderLine = {
-      beliefId: b.beliefId,
-      statement: b.statement,
-      authority: b.authority,
-      band: confidenceBand(b, b.carried, policy),
-      learnedIn: b.carried ? b.originScope : null,
-      conflictsWith,
-      withheld: verdict.ok ? null : withheldText(verdict.reason),
-    };
+    const line = beliefLine(b, b.carried, conflictsWith, policy);
     return { belief: b, beliefId: b.beliefId, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
   });
 

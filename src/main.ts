@@ -14,15 +14,26 @@ import { requestLogInterceptor } from "./server/request-log.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
+import { failingFirstWrites } from "./trace/fault-injection.js";
+import { startSweeper } from "./trace/sweeper.js";
+import { TraceWriter } from "./trace/trace-writer.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
  * lives here; every part gets what it needs passed in.
  */
 
+/** Attempts before a trace failing for a non-transient reason is dropped (logged). */
+const TRACE_WRITE_MAX_ATTEMPTS = 10;
+/** Sweep batches per run: bounds one run; the next run continues. */
+const SWEEP_MAX_BATCHES = 20;
+/** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
+const MIN_TRACE_FLUSH_MS = 1000;
+
 export interface Sidecar {
   readonly port: number;
   readonly store: MemoryStore;
+  readonly traces: TraceWriter;
   /** Graceful stop: NOT_SERVING, GOAWAY, in-flight calls finish within the grace period, then the store closes. */
   stop(): Promise<void>;
 }
@@ -34,6 +45,21 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   }
   const clock = () => new Date();
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
+  if (config.faultTraceWriteFailures > 0) {
+    logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
+  }
+  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store;
+  const traces = new TraceWriter(
+    traceSink,
+    {
+      timeoutMs: config.traces.writeTimeoutMs,
+      queueMax: config.traces.retryQueueMax,
+      retryIntervalMs: config.traces.retryIntervalMs,
+      maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
+    },
+    logger,
+  );
+  traces.start();
 
   const handler = connectNodeAdapter({
     grpc: true,
@@ -45,6 +71,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         MemoryService,
         memoryService({
           store,
+          traces,
           policy: RETRIEVAL_POLICY,
           clock,
           traceRetentionHours: config.traceOperatorRetentionHours,
@@ -54,7 +81,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           armDelayMs: config.faultArmDelayMs,
         }),
       );
-      router.service(MemoryWriteService, writeService({ store, clock }));
+      router.service(MemoryWriteService, writeService({ store, clock, traces }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);
     },
@@ -64,6 +91,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   try {
     server = await listen(handler, config.listen);
   } catch (error) {
+    await traces.close(Date.now());
     await store.db.close();
     throw error;
   }
@@ -87,6 +115,20 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   await probe();
   const timer = setInterval(probe, config.healthIntervalMs);
   timer.unref();
+  const sweeper =
+    config.traces.sweepIntervalMs > 0
+      ? startSweeper(
+          store.traces,
+          clock,
+          {
+            intervalMs: config.traces.sweepIntervalMs,
+            batch: config.traces.sweepBatch,
+            maxBatches: SWEEP_MAX_BATCHES,
+            uncitedWindowHours: config.traces.uncitedWindowHours,
+          },
+          logger,
+        )
+      : undefined;
 
   logger.info(
     { host: config.listen.host, port: server.port, socketPath: server.socketPath, store: config.store.kind },
@@ -97,12 +139,17 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   return {
     port: server.port,
     store,
+    traces,
     stop() {
       stopping ??= (async () => {
+        const deadlineAt = Date.now() + config.shutdownGraceMs;
         clearInterval(timer);
         health.shutdown();
         const { forced } = await server.close(config.shutdownGraceMs);
         if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
+        await sweeper?.stop();
+        // Queued traces get what is left of the grace period, and at least a moment.
+        await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         await store.db.close();
         logger.info("recall sidecar stopped");
       })();

@@ -28,12 +28,18 @@ import { runArms } from "./run-arms.js";
 
 /**
  * The read path, steps 1-9 in the spec's order. The store is touched only
- * to expand aliases, read the head, run the arms and record the trace;
- * everything between is pure.
+ * to expand aliases, read the head and run the arms, and the trace recorder
+ * once at the end; everything between is pure.
  */
+
+/** Where the pipeline records its trace (trace/trace-writer.ts in the server). */
+export interface TraceRecorder {
+  record(principal: Principal, trace: RecallTrace): Promise<void>;
+}
 
 export interface PipelineDeps {
   store: MemoryStore;
+  traces: TraceRecorder;
   policy: RetrievalPolicy;
   clock: () => Date;
   traceRetentionHours: number;
@@ -163,14 +169,19 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     droppedForBudget: assembled.droppedForBudget,
     droppedForBudgetCount: assembled.droppedForBudget.length,
     blocked: items.filter((i) => i.blocked).map((i) => i.beliefId),
-    carriedIn: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
+    // Promotion candidates are the carried beliefs the model then cites: filled in by citations.
+    carriedIn: [],
     retrievalPolicyVersion: policy.version,
     createdAt: now,
     operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
     ranked: candidates.map((c) => toRecalled(c.belief, c.renderLine)),
     asOf,
+    consideredNotShown: fused.length - items.length,
+    carried: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
+    returnedBands: assembled.admitted.map((c) => c.renderLine.band),
   };
-  await store.recordTrace(run.principal, trace);
+  // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
+  await deps.traces.record(run.principal, trace);
   return { result, trace };
 }
 

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   AppendEpisodesResponseSchema,
+  DeleteSessionTracesResponseSchema,
   MemoryWriteService,
   PutBeliefsResponseSchema,
   PutSubjectAliasesResponseSchema,
@@ -11,11 +12,18 @@ import {
   SetPersonaEntryResponseSchema,
 } from "../gen/memory/v1/write_service_pb.js";
 import type { MemoryStore } from "../store/memory-store.js";
+import { deleteSessionTraces } from "../trace/delete-session.js";
+import type { TraceWriter } from "../trace/trace-writer.js";
 import { principalOf } from "./identity.js";
 import * as validate from "./validate.js";
 
 /** The write side. Each handler validates the whole request before the store sees any of it. */
-export function writeService(deps: { store: MemoryStore; clock: () => Date }): ServiceImpl<typeof MemoryWriteService> {
+export function writeService(deps: {
+  store: MemoryStore;
+  clock: () => Date;
+  /** Queued traces of a deleted session are dropped, so no retry brings them back. */
+  traces?: Pick<TraceWriter, "forgetSession">;
+}): ServiceImpl<typeof MemoryWriteService> {
   const { store } = deps;
   return {
     async putBeliefs(req, ctx) {
@@ -44,14 +52,23 @@ export function writeService(deps: { store: MemoryStore; clock: () => Date }): S
       return create(PutSubjectAliasesResponseSchema, { written });
     },
     async recordCitations(req, ctx) {
-      const { traceId, beliefIds } = validate.citations(req);
-      const { recorded } = await store.recordCitations(principalOf(ctx), traceId, beliefIds);
+      const { traceId, beliefIds, turnId } = validate.citations(req);
+      const { recorded } = await store.recordCitations(principalOf(ctx), traceId, beliefIds, turnId);
       return create(RecordCitationsResponseSchema, { recorded });
     },
     async rejectBelief(req, ctx) {
       const rejection = validate.rejection(req, deps.clock());
       const { position } = await store.rejectBelief(principalOf(ctx), rejection);
       return create(RejectBeliefResponseSchema, { storePosition: BigInt(position) });
+    },
+    async deleteSessionTraces(req, ctx) {
+      const { sessionId } = validate.deleteSessionTracesRequest(req);
+      const deleted = await deleteSessionTraces(store, deps.traces, principalOf(ctx), sessionId);
+      return create(DeleteSessionTracesResponseSchema, {
+        tracesDeleted: deleted.traces,
+        citationsDeleted: deleted.citations,
+        eventsDeleted: deleted.events,
+      });
     },
   };
 }

@@ -147,6 +147,9 @@ export function recallTrace(overrides: Partial<RecallTrace> = {}): RecallTrace {
     operatorFieldsExpireAt: new Date("2026-03-11T05:06:08.123Z"),
     ranked: returned.map((id) => recalledBelief(id)),
     asOf: new Date("2026-03-04T05:06:07.089Z"),
+    consideredNotShown: 0,
+    carried: [],
+    returnedBands: returned.map(() => "high" as const),
     ...overrides,
   };
 }

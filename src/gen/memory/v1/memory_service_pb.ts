@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Episode, Moment, RecallQuery, RecallResult, RecallTrace, Surface } from "./types_pb.js";
+import type { Episode, Moment, RecallQuery, RecallResult, RecallTrace, RecallTraceView, Surface } from "./types_pb.js";
 import { file_memory_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory_service.proto.
  */
 export const file_memory_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSKzAQoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlImYKC1JlY2FsbEV2ZW50EiMKA2FybRgBIAEoCzIULm1lbW9yeS52MS5Bcm1SZXN1bHRIABIpCgZyZXN1bHQYAiABKAsyFy5tZW1vcnkudjEuUmVjYWxsUmVzdWx0SABCBwoFZXZlbnQiawoJQXJtUmVzdWx0EgsKA2FybRgBIAEoCRIrCgpjYW5kaWRhdGVzGAIgAygLMhcubWVtb3J5LnYxLkFybUNhbmRpZGF0ZRISCgpsYXRlbmN5X21zGAMgASgFEhAKCGRlZ3JhZGVkGAQgASgIIi8KDEFybUNhbmRpZGF0ZRIRCgliZWxpZWZfaWQYASABKAkSDAoEcmFuaxgCIAEoBSKbAgoNU2VhcmNoUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhAKCHN1YmplY3RzGAIgAygJEikKBWFzX29mGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghrbm93bl9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc2NvcGUYBSABKAkSFQoNYnVkZ2V0X3Rva2VucxgGIAEoBRIRCgltYXhfaXRlbXMYByABKAUSEgoKc2Vzc2lvbl9pZBgIIAEoCRIOCgZydW5faWQYCSABKAkSDwoHdHVybl9pZBgKIAEoCRIjCgdzdXJmYWNlGAsgASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiOQoOU2VhcmNoUmVzcG9uc2USJwoGcmVzdWx0GAEgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdCKGAgoVUmVjYWxsRXBpc29kZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGluY2x1ZGVfYXJjaGl2YWwYBCABKAgSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSFQoNYnVkZ2V0X3Rva2VucxgHIAEoBRIjCgdzdXJmYWNlGAggASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiegoWUmVjYWxsRXBpc29kZXNSZXNwb25zZRIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIOCgZ0b2tlbnMYAyABKAUSEQoJdHJ1bmNhdGVkGAQgASgIIiMKD0dldFRyYWNlUmVxdWVzdBIQCgh0cmFjZV9pZBgBIAEoCSI5ChBHZXRUcmFjZVJlc3BvbnNlEiUKBXRyYWNlGAEgASgLMhYubWVtb3J5LnYxLlJlY2FsbFRyYWNlMqgCCg1NZW1vcnlTZXJ2aWNlEjwKBlJlY2FsbBIYLm1lbW9yeS52MS5SZWNhbGxSZXF1ZXN0GhYubWVtb3J5LnYxLlJlY2FsbEV2ZW50MAESPQoGU2VhcmNoEhgubWVtb3J5LnYxLlNlYXJjaFJlcXVlc3QaGS5tZW1vcnkudjEuU2VhcmNoUmVzcG9uc2USVQoOUmVjYWxsRXBpc29kZXMSIC5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXF1ZXN0GiEubWVtb3J5LnYxLlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USQwoIR2V0VHJhY2USGi5tZW1vcnkudjEuR2V0VHJhY2VSZXF1ZXN0GhsubWVtb3J5LnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_memory_v1_types]);
+  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSKzAQoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlImYKC1JlY2FsbEV2ZW50EiMKA2FybRgBIAEoCzIULm1lbW9yeS52MS5Bcm1SZXN1bHRIABIpCgZyZXN1bHQYAiABKAsyFy5tZW1vcnkudjEuUmVjYWxsUmVzdWx0SABCBwoFZXZlbnQiawoJQXJtUmVzdWx0EgsKA2FybRgBIAEoCRIrCgpjYW5kaWRhdGVzGAIgAygLMhcubWVtb3J5LnYxLkFybUNhbmRpZGF0ZRISCgpsYXRlbmN5X21zGAMgASgFEhAKCGRlZ3JhZGVkGAQgASgIIi8KDEFybUNhbmRpZGF0ZRIRCgliZWxpZWZfaWQYASABKAkSDAoEcmFuaxgCIAEoBSKbAgoNU2VhcmNoUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhAKCHN1YmplY3RzGAIgAygJEikKBWFzX29mGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghrbm93bl9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc2NvcGUYBSABKAkSFQoNYnVkZ2V0X3Rva2VucxgGIAEoBRIRCgltYXhfaXRlbXMYByABKAUSEgoKc2Vzc2lvbl9pZBgIIAEoCRIOCgZydW5faWQYCSABKAkSDwoHdHVybl9pZBgKIAEoCRIjCgdzdXJmYWNlGAsgASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiOQoOU2VhcmNoUmVzcG9uc2USJwoGcmVzdWx0GAEgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdCKGAgoVUmVjYWxsRXBpc29kZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGluY2x1ZGVfYXJjaGl2YWwYBCABKAgSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSFQoNYnVkZ2V0X3Rva2VucxgHIAEoBRIjCgdzdXJmYWNlGAggASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiegoWUmVjYWxsRXBpc29kZXNSZXNwb25zZRIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIOCgZ0b2tlbnMYAyABKAUSEQoJdHJ1bmNhdGVkGAQgASgIImEKD0dldFRyYWNlUmVxdWVzdBIQCgh0cmFjZV9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEisKD3ZpZXdpbmdfc3VyZmFjZRgDIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlImMKEEdldFRyYWNlUmVzcG9uc2USJQoFdHJhY2UYASABKAsyFi5tZW1vcnkudjEuUmVjYWxsVHJhY2USKAoEdmlldxgCIAEoCzIaLm1lbW9yeS52MS5SZWNhbGxUcmFjZVZpZXcyqAIKDU1lbW9yeVNlcnZpY2USPAoGUmVjYWxsEhgubWVtb3J5LnYxLlJlY2FsbFJlcXVlc3QaFi5tZW1vcnkudjEuUmVjYWxsRXZlbnQwARI9CgZTZWFyY2gSGC5tZW1vcnkudjEuU2VhcmNoUmVxdWVzdBoZLm1lbW9yeS52MS5TZWFyY2hSZXNwb25zZRJVCg5SZWNhbGxFcGlzb2RlcxIgLm1lbW9yeS52MS5SZWNhbGxFcGlzb2Rlc1JlcXVlc3QaIS5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXNwb25zZRJDCghHZXRUcmFjZRIaLm1lbW9yeS52MS5HZXRUcmFjZVJlcXVlc3QaGy5tZW1vcnkudjEuR2V0VHJhY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_memory_v1_types]);
 
 /**
  * @generated from message memory.v1.RecallRequest
@@ -375,15 +375,32 @@ export const RecallEpisodesResponseSchema: GenMessage<RecallEpisodesResponse> = 
   messageDesc(file_memory_v1_memory_service, 7);
 
 /**
+ * Set exactly one of trace_id (operator form) and turn_id (user form).
+ *
  * @generated from message memory.v1.GetTraceRequest
  */
 export type GetTraceRequest = Message<"memory.v1.GetTraceRequest"> & {
   /**
-   * Required. The trace id from RecallResult.trace_id.
+   * Operator form: the trace id from RecallResult.trace_id.
    *
    * @generated from field: string trace_id = 1;
    */
   traceId: string;
+
+  /**
+   * User form: the turn to explain (RecallRequest.turn_id).
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * User form: the surface the view will be shown on. Its ceiling bounds the
+   * view together with each recall's own; unset means the server's default.
+   *
+   * @generated from field: memory.v1.Surface viewing_surface = 3;
+   */
+  viewingSurface?: Surface | undefined;
 };
 
 /**
@@ -398,9 +415,18 @@ export const GetTraceRequestSchema: GenMessage<GetTraceRequest> = /*@__PURE__*/
  */
 export type GetTraceResponse = Message<"memory.v1.GetTraceResponse"> & {
   /**
+   * Operator form.
+   *
    * @generated from field: memory.v1.RecallTrace trace = 1;
    */
   trace?: RecallTrace | undefined;
+
+  /**
+   * User form.
+   *
+   * @generated from field: memory.v1.RecallTraceView view = 2;
+   */
+  view?: RecallTraceView | undefined;
 };
 
 /**
@@ -456,9 +482,12 @@ export const MemoryService: GenService<{
     output: typeof RecallEpisodesResponseSchema;
   },
   /**
-   * The persisted trace of one recall, for the calling principal only. A trace
-   * of another principal or tenant is indistinguishable from a missing one
-   * (NOT_FOUND either way).
+   * A persisted trace, for the calling principal only, in one of two forms:
+   * - operator form (trace_id set): the RecallTrace of one recall;
+   * - user form (turn_id set): the RecallTraceView of a turn, filtered by the
+   *   stricter of each recall surface's ceiling and viewing_surface's ceiling.
+   * A trace or turn of another principal or tenant is indistinguishable from a
+   * missing one: NOT_FOUND with the same message either way.
    *
    * @generated from rpc memory.v1.MemoryService.GetTrace
    */

@@ -28,6 +28,13 @@ const envSchema = z.object({
   RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
   RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
   RECALL_SNAPSHOT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
+  RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
+  RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
+  RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
+  RECALL_TRACE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+  RECALL_TRACE_SWEEP_BATCH: positiveInt.max(100_000).default(500),
+  RECALL_UNCITED_WINDOW_HOURS: positiveInt.default(24),
+  RECALL_FAULT_TRACE_WRITE_FAILURES: z.coerce.number().int().min(0).optional(),
   RECALL_FAULT_ARM_DELAY: z
     .string()
     .regex(/^[a-z_]+=\d+(,[a-z_]+=\d+)*$/, 'must look like "lexical=500,structured=0"')
@@ -49,6 +56,21 @@ export interface Config {
   readonly traceOperatorRetentionHours: number;
   /** Upper bound of the in-process snapshot cache, in bytes. */
   readonly snapshotCacheBytes: number;
+  readonly traces: {
+    /** How long a recall waits for its trace write before answering without it. */
+    readonly writeTimeoutMs: number;
+    /** Traces that may wait for a retry; beyond it a recall fails UNAVAILABLE. */
+    readonly retryQueueMax: number;
+    readonly retryIntervalMs: number;
+    /** How often the retention and feedback sweeps run; 0 turns the periodic sweep off. */
+    readonly sweepIntervalMs: number;
+    /** Rows per sweep batch. */
+    readonly sweepBatch: number;
+    /** Returned beliefs not cited within this many hours lose utility. */
+    readonly uncitedWindowHours: number;
+  };
+  /** Fault injection for tests and drills: the first N trace writes fail. Never set in production. */
+  readonly faultTraceWriteFailures: number;
   /** Fault injection for tests and drills: extra milliseconds before an arm starts. Never set in production. */
   readonly faultArmDelayMs: Readonly<Record<string, number>>;
 }
@@ -86,6 +108,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
     snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),
+    traces: Object.freeze({
+      writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS,
+      retryQueueMax: e.RECALL_TRACE_RETRY_QUEUE_MAX,
+      retryIntervalMs: e.RECALL_TRACE_RETRY_INTERVAL_MS,
+      sweepIntervalMs: e.RECALL_TRACE_SWEEP_INTERVAL_MS,
+      sweepBatch: e.RECALL_TRACE_SWEEP_BATCH,
+      uncitedWindowHours: e.RECALL_UNCITED_WINDOW_HOURS,
+    }),
+    faultTraceWriteFailures: e.RECALL_FAULT_TRACE_WRITE_FAILURES ?? 0,
     faultArmDelayMs: Object.freeze(
       Object.fromEntries(
         (e.RECALL_FAULT_ARM_DELAY ?? "")

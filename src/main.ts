@@ -19,15 +19,26 @@ import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "./moments/snapshot.js";
 import type { CachedSnapshot } from "./recall/pipeline.js";
 import { metricsEndpoint } from "./server/metrics.js";
+import { failingFirstWrites } from "./trace/fault-injection.js";
+import { startSweeper } from "./trace/sweeper.js";
+import { TraceWriter } from "./trace/trace-writer.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
  * lives here; every part gets what it needs passed in.
  */
 
+/** Attempts before a trace failing for a non-transient reason is dropped (logged). */
+const TRACE_WRITE_MAX_ATTEMPTS = 10;
+/** Sweep batches per run: bounds one run; the next run continues. */
+const SWEEP_MAX_BATCHES = 20;
+/** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
+const MIN_TRACE_FLUSH_MS = 1000;
+
 export interface Sidecar {
   readonly port: number;
   readonly store: MemoryStore;
+  readonly traces: TraceWriter;
   /** Graceful stop: NOT_SERVING, GOAWAY, in-flight calls finish within the grace period, then the store closes. */
   stop(): Promise<void>;
 }
@@ -42,6 +53,21 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   await heads.start();
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
+  if (config.faultTraceWriteFailures > 0) {
+    logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
+  }
+  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store;
+  const traces = new TraceWriter(
+    traceSink,
+    {
+      timeoutMs: config.traces.writeTimeoutMs,
+      queueMax: config.traces.retryQueueMax,
+      retryIntervalMs: config.traces.retryIntervalMs,
+      maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
+    },
+    logger,
+  );
+  traces.start();
 
   const handler = connectNodeAdapter({
     grpc: true,
@@ -55,6 +81,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         MemoryService,
         memoryService({
           store,
+          traces,
           policy: RETRIEVAL_POLICY,
           clock,
           traceRetentionHours: config.traceOperatorRetentionHours,
@@ -67,7 +94,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
         }),
       );
-      router.service(MemoryWriteService, writeService({ store, clock, afterWrite: (p) => heads.forget(p) }));
+      router.service(MemoryWriteService, writeService({ store, clock, traces, afterWrite: (p) => heads.forget(p) }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);
     },
@@ -77,6 +104,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   try {
     server = await listen(handler, config.listen);
   } catch (error) {
+    await traces.close(Date.now());
     await store.db.close();
     throw error;
   }
@@ -100,6 +128,20 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   await probe();
   const timer = setInterval(probe, config.healthIntervalMs);
   timer.unref();
+  const sweeper =
+    config.traces.sweepIntervalMs > 0
+      ? startSweeper(
+          store.traces,
+          clock,
+          {
+            intervalMs: config.traces.sweepIntervalMs,
+            batch: config.traces.sweepBatch,
+            maxBatches: SWEEP_MAX_BATCHES,
+            uncitedWindowHours: config.traces.uncitedWindowHours,
+          },
+          logger,
+        )
+      : undefined;
 
   logger.info(
     { host: config.listen.host, port: server.port, socketPath: server.socketPath, store: config.store.kind },
@@ -110,12 +152,17 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   return {
     port: server.port,
     store,
+    traces,
     stop() {
       stopping ??= (async () => {
+        const deadlineAt = Date.now() + config.shutdownGraceMs;
         clearInterval(timer);
         health.shutdown();
         const { forced } = await server.close(config.shutdownGraceMs);
         if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
+        await sweeper?.stop();
+        // Queued traces get what is left of the grace period, and at least a moment.
+        await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         await heads.stop();
         await store.db.close();
         logger.info("recall sidecar stopped");

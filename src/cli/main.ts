@@ -2,10 +2,12 @@
 import { ConfigError, loadConfig } from "../config.js";
 import { runDemo } from "./demo.js";
 import { runEval } from "./eval.js";
+import { runDeleteSession, runEvents, runHints, runPromotions, runSweep } from "./feedback.js";
 import { runHealth } from "./health.js";
 import { runImport } from "./import.js";
 import { runReport } from "./report.js";
 import { runServe } from "./serve.js";
+import { runTrace } from "./trace.js";
 
 const USAGE = `usage: recall <command> [options]
 
@@ -20,6 +22,18 @@ commands:
                                  LoCoMo retrieval evaluation on a fresh embedded store, beside plain BM25
   report snapshots --tenant T --principal P [--session S]
                                  snapshot utilization and misses per session, from the traces (JSON)
+  trace TRACE_ID                 print the principal's persisted trace as JSON (GetTrace, operator form)
+  trace --view TURN_ID [--surface CEILING|SURFACE_ID] [--ceiling CEILING]
+                                 print the user view of a turn (GetTrace, user form)
+  delete-session SESSION_ID      delete the session's traces, citations and memory.recalled events
+  hints [--min-misses N]         subjects repeatedly queried with nothing rendered (re-derivation hints)
+  promotions                     carried beliefs the model cited (promotion candidates)
+  events [--all]                 the memory.recalled outbox, unpublished events first
+  sweep                          run the retention and uncited-utility sweeps once, to completion
+
+Commands that read or change a principal's data take --tenant T --principal P, or
+RECALL_TENANT_ID and RECALL_PRINCIPAL_ID; they open the configured store directly (stop a
+sidecar that uses the same PGlite directory first).
 
 Environment variables are listed in the README.`;
 
@@ -39,6 +53,18 @@ async function main(argv: string[]): Promise<number> {
       return runReport(config, args);
     case "eval":
       return runEval(args);
+    case "trace":
+      return runTrace(config, args);
+    case "delete-session":
+      return runDeleteSession(config, args);
+    case "hints":
+      return runHints(config, args);
+    case "promotions":
+      return runPromotions(config, args);
+    case "events":
+      return runEvents(config, args);
+    case "sweep":
+      return runSweep(config, args);
     case undefined:
     case "help":
     case "--help":

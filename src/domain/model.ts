@@ -160,6 +160,7 @@ export interface RecallTrace {
   droppedForBudget: string[] | null;
   droppedForBudgetCount: number;
   blocked: string[];
+  /** Carried ids the model cited (filled by citations): promotion candidates. */
   carriedIn: string[];
   retrievalPolicyVersion: string;
   createdAt: Date;
@@ -169,6 +170,41 @@ export interface RecallTrace {
   snapshotWatermark: number;
   deltaAfter: number | null;
   corrected: string[];
+  /** Candidates considered and not rendered: a count that survives the operator expiry. */
+  consideredNotShown: number;
+  /** Rendered (not blocked) ids attributed to another project. */
+  carried: string[];
+  /** The band each returned id was rendered with, in `returned` order. */
+  returnedBands: ConfidenceBand[];
+}
+
+/** One rendered belief of the user view (the spec's TracedBelief). */
+export interface TracedBelief {
+  beliefId: string;
+  subject: string;
+  statement: string;
+  /** First observed: the earliest source episode, else when it was recorded. */
+  learnedAt: Date;
+  originScope: string;
+  carried: boolean;
+  authority: Authority;
+  sourceEpisodeId: string | null;
+  /** As rendered; null for traces recorded before bands were kept. */
+  confidenceBand: ConfidenceBand | null;
+  /** Cited this turn; otherwise merely available. */
+  used: boolean;
+  /** The recalls of the turn that rendered it. */
+  moments: Moment[];
+}
+
+/** What the agent knew when it answered a turn (the spec's RecallTraceView). */
+export interface RecallTraceView {
+  turnId: string;
+  moments: Moment[];
+  beliefs: TracedBelief[];
+  consideredNotShown: number;
+  withheldBySafety: number;
+  asOf: Date;
 }
 
 export interface SubjectAlias {

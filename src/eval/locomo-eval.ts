@@ -46,7 +46,9 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   const client = createPgliteClient(db);
   await migrate(client, await loadMigrations());
   const store = new MemoryStore(client);
-  const deps: PipelineDeps = { store, policy: RETRIEVAL_POLICY, clock: () => new Date(), traceRetentionHours: 1, heads: store };
+  // Traces are written straight to the store: the evaluation has no reason to bound them.
+  const traces = { record: async (p: Parameters<MemoryStore["recordTrace"]>[0], t: Parameters<MemoryStore["recordTrace"]>[1]) => void (await store.recordTrace(p, t)) };
+  const deps: PipelineDeps = { store, traces, policy: RETRIEVAL_POLICY, clock: () => new Date(), traceRetentionHours: 1, heads: store };
 
   const scores: Record<string, Record<"recall" | "bm25", Record<number, QuestionScore[]>>> = {};
   const bucket = (group: string) =>

@@ -25,10 +25,10 @@ import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
 import { eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
-import { confidenceBand, isCarried, score } from "./rank.js";
+import { beliefLine } from "./belief-line.js";
+import { isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { runArms } from "./run-arms.js";
-import { scanStatement, withheldText } from "./safety.js";
 import { countTokens } from "./tokens.js";
 
 /**
@@ -43,8 +43,14 @@ export interface CachedSnapshot {
   trace: RecallTrace;
 }
 
+/** Where the pipeline records its trace (trace/trace-writer.ts in the server). */
+export interface TraceRecorder {
+  record(principal: Principal, trace: RecallTrace): Promise<void>;
+}
+
 export interface PipelineDeps {
   store: MemoryStore;
+  traces: TraceRecorder;
   policy: RetrievalPolicy;
   clock: () => Date;
   traceRetentionHours: number;
@@ -153,7 +159,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // 7. Safety pass, per item, and the line each item would render as.
   const candidates = collapsed.kept.map((b) => {
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
-    const line = renderLineFor(b, conflictsWith, policy);
+    const line = beliefLine(b, b.carried, conflictsWith, policy);
     return { belief: b, beliefId: b.beliefId, beliefType: b.beliefType, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
   });
 
@@ -204,7 +210,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     droppedForBudget: assembled.droppedForBudget,
     droppedForBudgetCount: assembled.droppedForBudget.length,
     blocked: items.filter((i) => i.blocked).map((i) => i.beliefId),
-    carriedIn: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
+    // Promotion candidates are the carried beliefs the model then cites: filled in by citations.
+    carriedIn: [],
     retrievalPolicyVersion: policy.version,
     createdAt: now,
     operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
@@ -213,8 +220,12 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     snapshotWatermark: head.position,
     deltaAfter,
     corrected: corrections.map((c) => c.beliefId),
+    consideredNotShown: fused.length - items.length,
+    carried: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
+    returnedBands: assembled.admitted.map((c) => c.renderLine.band),
   };
-  await store.recordTrace(run.principal, trace);
+  // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
+  await deps.traces.record(run.principal, trace);
   // Only complete renders are cached: a degraded one would pin partial results for the session.
   if (cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(cacheKey, { result, trace });
   return { result, trace };
@@ -240,27 +251,9 @@ function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnapshot, n
     armLatenciesMs: {},
   };
   setImmediate(() => {
-    deps.store.recordTrace(run.principal, trace).catch((error: unknown) => deps.onTraceError?.(traceId, error));
+    deps.traces.record(run.principal, trace).catch((error: unknown) => deps.onTraceError?.(traceId, error));
   });
   return { result, trace };
-}
-
-/** The line a ranked belief renders as, after the safety pass. Shared by the pipeline and re-rendering. */
-export function renderLineFor(
-  b: StoredBelief & { carried: boolean },
-  conflictsWith: readonly string[],
-  policy: RetrievalPolicy,
-): RenderLine {
-  const verdict = scanStatement(b.statement, b.beliefType);
-  return {
-    beliefId: b.beliefId,
-    statement: b.statement,
-    authority: b.authority,
-    band: confidenceBand(b, b.carried, policy),
-    learnedIn: b.carried ? b.originScope : null,
-    conflictsWith,
-    withheld: verdict.ok ? null : withheldText(verdict.reason),
-  };
 }
 
 /**

@@ -12,12 +12,15 @@ import {
   RecallQuerySchema,
   RecallResultSchema,
   RecallTraceSchema,
+  RecallTraceViewSchema,
   RecalledBeliefSchema,
+  TracedBeliefSchema,
   ScopeLevel,
   Sensitivity,
   type RecallQuery,
   type RecallResult,
   type RecallTrace,
+  type RecallTraceView,
   type RecalledBelief,
 } from "../gen/memory/v1/types_pb.js";
 
@@ -179,5 +182,33 @@ export function recallTraceToProto(t: domain.RecallTrace): RecallTrace {
     snapshotWatermark: BigInt(t.snapshotWatermark),
     deltaAfter: t.deltaAfter === null ? undefined : BigInt(t.deltaAfter),
     corrected: t.corrected,
+    consideredNotShown: t.consideredNotShown,
+    carried: t.carried,
+    returnedBands: t.returnedBands.map((b) => BAND[b]),
+  });
+}
+
+export function recallTraceViewToProto(v: domain.RecallTraceView): RecallTraceView {
+  return create(RecallTraceViewSchema, {
+    turnId: v.turnId,
+    moments: v.moments.map((m) => MOMENT_PB.get(m)!),
+    beliefs: v.beliefs.map((b) =>
+      create(TracedBeliefSchema, {
+        beliefId: b.beliefId,
+        subject: b.subject,
+        statement: b.statement,
+        learnedAt: toTimestamp(b.learnedAt),
+        originScope: b.originScope,
+        carried: b.carried,
+        authority: AUTHORITY_PB.get(b.authority),
+        sourceEpisodeId: b.sourceEpisodeId ?? "",
+        confidenceBand: b.confidenceBand === null ? ConfidenceBand.UNSPECIFIED : BAND[b.confidenceBand],
+        used: b.used,
+        moments: b.moments.map((m) => MOMENT_PB.get(m)!),
+      }),
+    ),
+    consideredNotShown: v.consideredNotShown,
+    withheldBySafety: v.withheldBySafety,
+    asOf: toTimestamp(v.asOf),
   });
 }

@@ -15,7 +15,15 @@ import type { ArmOutcome } from "../recall/arms/arm.js";
 import { recall, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
 import { countTokens } from "../recall/tokens.js";
 import type { SensitivityName } from "../config.js";
-import { reverse, recallResultToProto, recallTraceToProto, SENSITIVITY_LEVEL, toTimestamp } from "./convert.js";
+import { traceView } from "../trace/trace-view.js";
+import {
+  reverse,
+  recallResultToProto,
+  recallTraceToProto,
+  recallTraceViewToProto,
+  SENSITIVITY_LEVEL,
+  toTimestamp,
+} from "./convert.js";
 import { decodePageToken, encodePageToken } from "./page-token.js";
 import { assertSameIdentity, principalOf } from "./identity.js";
 import { noteTraceId } from "./request-log.js";
@@ -48,9 +56,9 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
     },
   ): RecallContext => ({
     moment,
-    sessionId: req.sessionId.slice(0, 200),
-    runId: req.runId.slice(0, 200),
-    turnId: req.turnId.slice(0, 200),
+    sessionId: req.sessionId.slice(0, validate.MAX_CONTEXT_ID),
+    runId: req.runId.slice(0, validate.MAX_CONTEXT_ID),
+    turnId: req.turnId.slice(0, validate.MAX_CONTEXT_ID),
     surface,
     ...sizing,
   });
@@ -151,8 +159,14 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
 
     async getTrace(req, ctx) {
       const principal = principalOf(ctx);
-      const traceId = validate.getTraceRequest(req);
-      const trace = await deps.store.getTrace(principal, traceId);
+      const request = validate.getTraceRequest(req, deps.defaultSensitivityCeiling);
+      if (request.form === "user") {
+        const view = await traceView(deps.store.traces, principal, request.turnId, request.viewingSurface.sensitivityCeiling);
+        // Missing and not-yours are the same answer, so turn ids reveal nothing.
+        if (!view) throw new NotFoundError("no trace for this turn");
+        return create(GetTraceResponseSchema, { view: recallTraceViewToProto(view) });
+      }
+      const trace = await deps.store.getTrace(principal, request.traceId);
       // Missing and not-yours are the same answer, so ids reveal nothing.
       if (!trace) throw new NotFoundError("trace not found");
       return create(GetTraceResponseSchema, { trace: recallTraceToProto(trace) });

@@ -15,6 +15,7 @@ import { Profile, Sensitivity } from "../gen/memory/v1/types_pb.js";
 import {
   RejectionKind,
   type AppendEpisodesRequest,
+  type DeleteSessionTracesRequest,
   type PutBeliefsRequest,
   type PutSubjectAliasesRequest,
   type RecordCitationsRequest,
@@ -165,10 +166,11 @@ export function subjectAliases(req: PutSubjectAliasesRequest): domain.SubjectAli
   return aliases;
 }
 
-export function citations(req: RecordCitationsRequest): { traceId: string; beliefIds: string[] } {
+export function citations(req: RecordCitationsRequest): { traceId: string; beliefIds: string[]; turnId: string | null } {
   return {
     traceId: uuid(req.traceId, "trace_id"),
     beliefIds: batch(req.beliefIds, "belief_ids").map((id, i) => uuid(id, `belief_ids[${i}]`)),
+    turnId: req.turnId === "" ? null : req.turnId.slice(0, MAX_CONTEXT_ID),
   };
 }
 
@@ -201,11 +203,11 @@ export function rejection(req: RejectBeliefRequest, now: Date): domain.Rejection
   };
 }
 
-export function surface(s: Surface | undefined, defaultCeiling: SensitivityName): domain.SurfaceContext {
+export function surface(s: Surface | undefined, defaultCeiling: SensitivityName, field = "surface"): domain.SurfaceContext {
   const fallback = SENSITIVITY[defaultCeiling];
   return {
-    surfaceId: optionalText(s?.surfaceId ?? "", "surface.surface_id"),
-    sensitivityCeiling: sensitivity(s?.sensitivityCeiling ?? Sensitivity.UNSPECIFIED, "surface.sensitivity_ceiling", fallback),
+    surfaceId: optionalText(s?.surfaceId ?? "", `${field}.surface_id`),
+    sensitivityCeiling: sensitivity(s?.sensitivityCeiling ?? Sensitivity.UNSPECIFIED, `${field}.sensitivity_ceiling`, fallback),
   };
 }
 
@@ -302,6 +304,28 @@ export function recallEpisodesRequest(req: RecallEpisodesRequest) {
   return { sessionId, startTime, endTime, includeArchival: req.includeArchival, pageSize: req.pageSize || 50, budgetTokens: req.budgetTokens };
 }
 
-export function getTraceRequest(req: GetTraceRequest): string {
-  return uuid(req.traceId, "trace_id");
+/** Session, run and turn ids are kept to their first MAX_CONTEXT_ID characters, when recorded and when looked up. */
+export const MAX_CONTEXT_ID = 200;
+
+/** GetTrace's two forms: the operator's trace by id, or the user's view of a turn on a viewing surface. */
+export type TraceRequest =
+  | { form: "operator"; traceId: string }
+  | { form: "user"; turnId: string; viewingSurface: domain.SurfaceContext };
+
+export function getTraceRequest(req: GetTraceRequest, defaultCeiling: SensitivityName): TraceRequest {
+  if (req.turnId !== "") {
+    if (req.traceId !== "") fail("trace_id", "must not be set together with turn_id");
+    if (req.turnId.trim() === "") fail("turn_id", "is required");
+    return {
+      form: "user",
+      turnId: req.turnId.slice(0, MAX_CONTEXT_ID),
+      viewingSurface: surface(req.viewingSurface, defaultCeiling, "viewing_surface"),
+    };
+  }
+  if (req.viewingSurface) fail("viewing_surface", "is only used with turn_id");
+  return { form: "operator", traceId: uuid(req.traceId, "trace_id") };
+}
+
+export function deleteSessionTracesRequest(req: DeleteSessionTracesRequest): { sessionId: string } {
+  return { sessionId: required(req.sessionId, "session_id").slice(0, MAX_CONTEXT_ID) };
 }

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   AppendEpisodesResponseSchema,
+  DeleteSessionTracesResponseSchema,
   MemoryWriteService,
   PutBeliefsResponseSchema,
   PutSubjectAliasesResponseSchema,
@@ -12,6 +13,8 @@ import {
 } from "../gen/memory/v1/write_service_pb.js";
 import type { Principal } from "../domain/model.js";
 import type { MemoryStore } from "../store/memory-store.js";
+import { deleteSessionTraces } from "../trace/delete-session.js";
+import type { TraceWriter } from "../trace/trace-writer.js";
 import { principalOf } from "./identity.js";
 import * as validate from "./validate.js";
 
@@ -21,6 +24,8 @@ export function writeService(deps: {
   clock: () => Date;
   /** Called after every write that may have moved the principal's head. */
   afterWrite?: (p: Principal) => void;
+  /** Queued traces of a deleted session are dropped, so no retry brings them back. */
+  traces?: Pick<TraceWriter, "forgetSession">;
 }): ServiceImpl<typeof MemoryWriteService> {
   const { store } = deps;
   const wrote = <T>(p: Principal, result: T): T => {
@@ -54,14 +59,23 @@ export function writeService(deps: {
       return create(PutSubjectAliasesResponseSchema, { written });
     },
     async recordCitations(req, ctx) {
-      const { traceId, beliefIds } = validate.citations(req);
-      const { recorded } = await store.recordCitations(principalOf(ctx), traceId, beliefIds);
+      const { traceId, beliefIds, turnId } = validate.citations(req);
+      const { recorded } = await store.recordCitations(principalOf(ctx), traceId, beliefIds, turnId);
       return create(RecordCitationsResponseSchema, { recorded });
     },
     async rejectBelief(req, ctx) {
       const rejection = validate.rejection(req, deps.clock());
       const { position } = wrote(principalOf(ctx), await store.rejectBelief(principalOf(ctx), rejection));
       return create(RejectBeliefResponseSchema, { storePosition: BigInt(position) });
+    },
+    async deleteSessionTraces(req, ctx) {
+      const { sessionId } = validate.deleteSessionTracesRequest(req);
+      const deleted = await deleteSessionTraces(store, deps.traces, principalOf(ctx), sessionId);
+      return create(DeleteSessionTracesResponseSchema, {
+        tracesDeleted: deleted.traces,
+        citationsDeleted: deleted.citations,
+        eventsDeleted: deleted.events,
+      });
     },
   };
 }

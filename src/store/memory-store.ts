@@ -17,7 +17,8 @@ import { BELIEF_COLUMNS, EPISODE_COLUMNS, beliefFromRow, beliefParams, episodeFr
 import { eligibilitySql } from "./eligibility-sql.js";
 import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
 import { SqlParams } from "./sql-params.js";
-import { traceFromRow, traceParams } from "./trace-rows.js";
+import { FEEDBACK } from "../trace/feedback.js";
+import { TraceStore } from "./trace-store.js";
 
 /** NOTIFY channel carrying [tenant, principal, position, updated_at] whenever a principal's head moves. */
 export const HEAD_CHANNEL = "recall_head";
@@ -62,7 +63,12 @@ export interface EpisodeQuery {
  * first: there is no query path without the isolation predicates.
  */
 export class MemoryStore {
-  constructor(readonly db: SqlClient) {}
+  /** Traces, their retention and their feedback (store/trace-store.ts). */
+  readonly traces: TraceStore;
+
+  constructor(readonly db: SqlClient) {
+    this.traces = new TraceStore(db);
+  }
 
   async ping(): Promise<void> {
     await this.db.query("SELECT 1");
@@ -198,12 +204,21 @@ export class MemoryStore {
   /**
    * Marks cited beliefs used: last_used_at and utility move; last_evidence_at
    * and confidence never do (being retrieved is not evidence of truth).
-   * Feedback does not move the store head: it changes no belief's content.
+   * A cited belief the trace carried from another project joins the trace's
+   * carried_in: a promotion candidate. Feedback does not move the store head:
+   * it changes no belief's content. `turnId` null means the trace's own turn.
    */
-  async recordCitations(p: Principal, traceId: string, beliefIds: readonly string[]): Promise<{ recorded: number }> {
+  async recordCitations(
+    p: Principal,
+    traceId: string,
+    beliefIds: readonly string[],
+    turnId: string | null = null,
+  ): Promise<{ recorded: number }> {
     return this.db.transaction(async (tx) => {
-      const traces = await tx.query<{ returned: string[] }>(
-        `SELECT returned::text[] AS returned FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = $3`,
+      // FOR SHARE: a concurrent session delete waits for this citation, or this finds the trace gone.
+      const traces = await tx.query<{ returned: string[]; carried: string[]; turn_id: string }>(
+        `SELECT returned::text[] AS returned, carried::text[] AS carried, turn_id FROM recall_traces
+         WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = $3 FOR SHARE`,
         [p.tenantId, p.principalId, traceId],
       );
       const trace = traces[0];
@@ -215,16 +230,25 @@ export class MemoryStore {
       let recorded = 0;
       for (const id of new Set(beliefIds)) {
         const rows = await tx.query(
-          `INSERT INTO citations (tenant_id, principal_id, trace_id, belief_id) VALUES ($1, $2, $3, $4)
+          `INSERT INTO citations (tenant_id, principal_id, trace_id, belief_id, turn_id) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT DO NOTHING RETURNING 1 AS ok`,
-          [p.tenantId, p.principalId, traceId, id],
+          [p.tenantId, p.principalId, traceId, id, turnId ?? trace.turn_id],
         );
         if (rows.length === 0) continue;
         recorded += 1;
         await tx.query(
-          `UPDATE beliefs SET last_used_at = now(), utility = utility + (1 - utility) * 0.2
+          `UPDATE beliefs SET last_used_at = now(), utility = utility + (1 - utility) * $4::float8
            WHERE tenant_id = $1 AND principal_id = $2 AND belief_id = $3`,
-          [p.tenantId, p.principalId, id],
+          [p.tenantId, p.principalId, id, FEEDBACK.citationGain],
+        );
+      }
+      const carried = new Set(trace.carried);
+      const promoted = [...new Set(beliefIds)].filter((id) => carried.has(id));
+      if (promoted.length > 0) {
+        await tx.query(
+          `UPDATE recall_traces SET carried_in = ARRAY(SELECT DISTINCT x FROM unnest(carried_in || $4::uuid[]) AS x ORDER BY x)
+           WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = $3`,
+          [p.tenantId, p.principalId, traceId, promoted],
         );
       }
       return { recorded };
@@ -459,33 +483,14 @@ export class MemoryStore {
     }));
   }
 
-  async recordTrace(p: Principal, trace: RecallTrace): Promise<void> {
-    await this.db.query(
-      `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, run_id, turn_id, moment, query,
-         surface_id, sensitivity_ceiling, rendered_sha256, as_of, returned, dropped_for_budget_count, blocked,
-         carried_in, retrieval_policy_version, created_at, operator_fields_expire_at, arm_latencies_ms, candidates,
-         dropped_for_budget, ranked, snapshot_watermark, delta_after, corrected)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12::timestamptz, $13::uuid[], $14, $15::uuid[],
-         $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb,
-         $24, $25, $26::uuid[])`,
-      [p.tenantId, p.principalId, ...traceParams(trace)],
-    );
+  /** Records a trace with its outbox event and recall misses; false when it was already there. */
+  async recordTrace(p: Principal, trace: RecallTrace): Promise<boolean> {
+    return this.traces.record(p, trace);
   }
 
   /** The principal's trace, or null: another principal's trace is simply not found. */
   async getTrace(p: Principal, traceId: string): Promise<RecallTrace | null> {
-    const rows = await this.db.query(
-      `SELECT t.*, t.trace_id::text AS trace_id, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
-         t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget,
-         t.corrected::text[] AS corrected,
-         COALESCE((SELECT array_agg(c.belief_id::text ORDER BY c.belief_id) FROM citations c
-           WHERE c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id),
-           '{}') AS cited
-       FROM recall_traces t WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = $3`,
-      [p.tenantId, p.principalId, traceId],
-    );
-    const r = rows[0];
-    return r ? traceFromRow(r) : null;
+    return this.traces.get(p, traceId);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { RecallQuery, RecallTrace, RecalledBelief, SensitivityLevel } from "../domain/model.js";
+import type { ConfidenceBand, RecallQuery, RecallTrace, RecalledBelief, SensitivityLevel } from "../domain/model.js";
 import type { Row } from "./sql-client.js";
 
 /** Parameters $3.. of the trace insert (after tenant and principal). JSON goes as text cast to jsonb. */
@@ -25,11 +25,32 @@ export function traceParams(t: RecallTrace): unknown[] {
     t.candidates,
     t.droppedForBudget,
     t.ranked === null ? null : JSON.stringify(t.ranked),
+    t.consideredNotShown,
+    t.carried,
+    t.returnedBands,
     t.snapshotWatermark,
     t.deltaAfter,
     t.corrected,
   ];
 }
+
+/** The trace insert; `traceParams` fill $3.. after tenant and principal. Repeating it is a no-op. */
+export const INSERT_TRACE = `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, run_id, turn_id,
+    moment, query, surface_id, sensitivity_ceiling, rendered_sha256, as_of, returned, dropped_for_budget_count, blocked,
+    carried_in, retrieval_policy_version, created_at, operator_fields_expire_at, arm_latencies_ms, candidates,
+    dropped_for_budget, ranked, considered_not_shown, carried, returned_bands, snapshot_watermark, delta_after, corrected)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12::timestamptz, $13::uuid[], $14, $15::uuid[],
+    $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb, $24,
+    $25::uuid[], $26::text[], $27, $28, $29::uuid[])
+  ON CONFLICT (tenant_id, principal_id, trace_id) DO NOTHING
+  RETURNING 1 AS ok`;
+
+/** Columns of a trace read (`t` is recall_traces); `cited` is derived from the citations. */
+export const TRACE_COLUMNS = `t.*, t.trace_id::text AS trace_id, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
+  t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget, t.carried::text[] AS carried,
+  t.corrected::text[] AS corrected,
+  COALESCE((SELECT array_agg(DISTINCT c.belief_id::text ORDER BY c.belief_id::text) FROM citations c
+    WHERE c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id), '{}') AS cited`;
 
 export function traceFromRow(r: Row): RecallTrace {
   return {
@@ -55,6 +76,9 @@ export function traceFromRow(r: Row): RecallTrace {
     operatorFieldsExpireAt: r.operator_fields_expire_at as Date,
     ranked: reviveRanked(parseJson(r.ranked) as Record<string, unknown>[] | null),
     asOf: r.as_of as Date,
+    consideredNotShown: Number(r.considered_not_shown ?? 0),
+    carried: (r.carried as string[] | null) ?? [],
+    returnedBands: (r.returned_bands as ConfidenceBand[] | null) ?? [],
     snapshotWatermark: Number(r.snapshot_watermark),
     deltaAfter: r.delta_after === null || r.delta_after === undefined ? null : Number(r.delta_after),
     corrected: (r.corrected as string[]) ?? [],

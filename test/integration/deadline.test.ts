@@ -23,7 +23,7 @@ describe.each(["pglite", "postgres"] as const)("deadlines and cancellation (%s)"
 
   it("answers before the client's deadline with the late arm named as degraded", async () => {
     // A result that missed the deadline would fail this call with DEADLINE_EXCEEDED.
-    const events = await serverStream(c.memory, "Recall", { query: { text: "harbour ferry", subjects: ["harbour"] } }, me, 800);
+    const events = await serverStream(c.memory, "Recall", { query: { text: "harbour ferry", subjects: ["harbour"] } }, me, 1200);
     const arms = events.filter((e) => e.event === "arm").map((e) => e.arm);
     expect(arms.find((a) => a.arm === "structured")).toMatchObject({ degraded: false });
     expect(arms.find((a) => a.arm === "lexical")).toMatchObject({ degraded: true, candidates: [] });

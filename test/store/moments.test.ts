@@ -159,6 +159,7 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
     await heads.start();
     const deps: PipelineDeps = {
       store: tracked,
+      traces: { record: async (p, t) => void (await tracked.recordTrace(p, t)) },
       policy: RETRIEVAL_POLICY,
       clock: () => new Date(),
       traceRetentionHours: 1,

@@ -150,6 +150,9 @@ export function recallTrace(overrides: Partial<RecallTrace> = {}): RecallTrace {
     snapshotWatermark: 0,
     deltaAfter: null,
     corrected: [],
+    consideredNotShown: 0,
+    carried: [],
+    returnedBands: returned.map(() => "high" as const),
     ...overrides,
   };
 }

@@ -25,12 +25,20 @@ export interface SidecarProcess {
   stop(): Promise<number | null>;
 }
 
+/** Storage the test owns: it is used as given and left in place on stop (for a CLI to read afterwards). */
+export interface OwnedStorage {
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
 export async function startSidecarProcess(
   kind: "pglite" | "postgres",
   env: Record<string, string> = {},
+  owned: OwnedStorage = {},
 ): Promise<SidecarProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), "recall-it-"));
-  const database = kind === "postgres" ? await freshPostgresDatabase() : undefined;
+  const dataDir = owned.dataDir ?? (await mkdtemp(join(tmpdir(), "recall-it-")));
+  const database =
+    kind !== "postgres" ? undefined : owned.databaseUrl ? { url: owned.databaseUrl, drop: async () => {} } : await freshPostgresDatabase();
   const child = spawn(process.execPath, [CLI, "serve"], {
     env: {
       PATH: process.env.PATH ?? "",
@@ -76,7 +84,7 @@ export async function startSidecarProcess(
       // One SIGTERM only: a second one means "stop now" to the sidecar.
       if (!child.killed && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const code = await exited;
-      await rm(dataDir, { recursive: true, force: true });
+      if (!owned.dataDir) await rm(dataDir, { recursive: true, force: true });
       await database?.drop();
       return code;
     },

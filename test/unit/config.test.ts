@@ -82,6 +82,25 @@ describe("loadConfig: values", () => {
     });
   });
 
+  it("reads the trace writer, sweep and feedback settings, with documented defaults", () => {
+    expect(loadConfig({})).toMatchObject({
+      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
+      faultTraceWriteFailures: 0,
+    });
+    const config = loadConfig({
+      RECALL_TRACE_WRITE_TIMEOUT_MS: "50",
+      RECALL_TRACE_RETRY_QUEUE_MAX: "3",
+      RECALL_TRACE_RETRY_INTERVAL_MS: "100",
+      RECALL_TRACE_SWEEP_INTERVAL_MS: "0",
+      RECALL_TRACE_SWEEP_BATCH: "10",
+      RECALL_UNCITED_WINDOW_HOURS: "2",
+      RECALL_FAULT_TRACE_WRITE_FAILURES: "1",
+    });
+    expect(config.traces).toEqual({ writeTimeoutMs: 50, retryQueueMax: 3, retryIntervalMs: 100, sweepIntervalMs: 0, sweepBatch: 10, uncitedWindowHours: 2 });
+    expect(config.faultTraceWriteFailures).toBe(1);
+    expect(Object.isFrozen(config.traces)).toBe(true);
+  });
+
   it("accepts port 0 (ephemeral) and 65535", () => {
     expect(loadConfig({ RECALL_PORT: "0" }).listen.port).toBe(0);
     expect(loadConfig({ RECALL_PORT: "65535" }).listen.port).toBe(65535);
@@ -120,6 +139,13 @@ describe("loadConfig: errors name the variable", () => {
     ["RECALL_SHUTDOWN_GRACE_MS", "-1"],
     ["RECALL_DEFAULT_SENSITIVITY_CEILING", "secret"],
     ["RECALL_TRACE_OPERATOR_RETENTION_HOURS", "0"],
+    ["RECALL_TRACE_WRITE_TIMEOUT_MS", "0"],
+    ["RECALL_TRACE_RETRY_QUEUE_MAX", "none"],
+    ["RECALL_TRACE_RETRY_INTERVAL_MS", "-1"],
+    ["RECALL_TRACE_SWEEP_INTERVAL_MS", "-1"],
+    ["RECALL_TRACE_SWEEP_BATCH", "0"],
+    ["RECALL_UNCITED_WINDOW_HOURS", "1.5"],
+    ["RECALL_FAULT_TRACE_WRITE_FAILURES", "-2"],
   ])("rejects %s=%j", (name, value) => {
     const error = configError({ [name]: value });
     expect(error.name).toBe("ConfigError");

@@ -23,6 +23,7 @@ import {
 } from "../../src/gen/memory/v1/types_pb.js";
 import {
   AppendEpisodesRequestSchema,
+  DeleteSessionTracesRequestSchema,
   PutBeliefsRequestSchema,
   PutSubjectAliasesRequestSchema,
   RecordCitationsRequestSchema,
@@ -352,7 +353,7 @@ describe("citations", () => {
     validate.citations(create(RecordCitationsRequestSchema, { traceId, beliefIds }));
 
   it("maps and lower-cases ids", () => {
-    expect(cite(B3.toUpperCase(), [B1, B2.toUpperCase()])).toEqual({ traceId: B3, beliefIds: [B1, B2] });
+    expect(cite(B3.toUpperCase(), [B1, B2.toUpperCase()])).toEqual({ traceId: B3, beliefIds: [B1, B2], turnId: null });
   });
 
   it("requires a trace id", () => {
@@ -549,9 +550,40 @@ describe("read-request validators", () => {
     expect(req({ pageSize: 500 }).pageSize).toBe(500);
   });
 
-  it("getTraceRequest requires a UUID", () => {
-    expect(validate.getTraceRequest(create(GetTraceRequestSchema, { traceId: B1.toUpperCase() }))).toBe(B1);
-    expect(invalid(() => validate.getTraceRequest(create(GetTraceRequestSchema, {})))).toBe("trace_id: is required");
+  it("getTraceRequest: the operator form requires a UUID", () => {
+    const req = (init: MessageInitShape<typeof GetTraceRequestSchema>) => validate.getTraceRequest(create(GetTraceRequestSchema, init), "personal");
+    expect(req({ traceId: B1.toUpperCase() })).toEqual({ form: "operator", traceId: B1 });
+    expect(invalid(() => req({}))).toBe("trace_id: is required");
+    expect(invalid(() => req({ traceId: "abc" }))).toBe("trace_id: must be a UUID");
+    expect(invalid(() => req({ traceId: B1, viewingSurface: { surfaceId: "web" } }))).toBe("viewing_surface: is only used with turn_id");
+  });
+
+  it("getTraceRequest: the user form takes a turn and a viewing surface, defaulting its ceiling", () => {
+    const req = (init: MessageInitShape<typeof GetTraceRequestSchema>) => validate.getTraceRequest(create(GetTraceRequestSchema, init), "personal");
+    expect(req({ turnId: "t-7" })).toEqual({ form: "user", turnId: "t-7", viewingSurface: { surfaceId: "", sensitivityCeiling: 2 } });
+    expect(req({ turnId: "t-7", viewingSurface: { surfaceId: "slack", sensitivityCeiling: Sensitivity.PUBLIC } })).toEqual({
+      form: "user",
+      turnId: "t-7",
+      viewingSurface: { surfaceId: "slack", sensitivityCeiling: 1 },
+    });
+    // Turn ids are kept to 200 characters when recorded, so they are looked up the same way.
+    expect(req({ turnId: "x".repeat(300) })).toMatchObject({ turnId: "x".repeat(200) });
+    expect(invalid(() => req({ turnId: "t", traceId: B1 }))).toBe("trace_id: must not be set together with turn_id");
+    expect(invalid(() => req({ turnId: "  " }))).toBe("turn_id: is required");
+    expect(invalid(() => req({ turnId: "t", viewingSurface: { sensitivityCeiling: 9 as Sensitivity } }))).toBe(
+      "viewing_surface.sensitivity_ceiling: must be set to a known value",
+    );
+  });
+
+  it("deleteSessionTracesRequest requires a session id", () => {
+    expect(validate.deleteSessionTracesRequest(create(DeleteSessionTracesRequestSchema, { sessionId: "s-1" }))).toEqual({ sessionId: "s-1" });
+    expect(invalid(() => validate.deleteSessionTracesRequest(create(DeleteSessionTracesRequestSchema, {})))).toBe("session_id: is required");
+  });
+
+  it("citations take an optional turn id (unset: the trace's own turn)", () => {
+    const req = (turnId: string) => validate.citations(create(RecordCitationsRequestSchema, { traceId: B1, beliefIds: [B1], turnId }));
+    expect(req("").turnId).toBeNull();
+    expect(req("t-9").turnId).toBe("t-9");
   });
 
   it("surface defaults the ceiling from configuration", () => {

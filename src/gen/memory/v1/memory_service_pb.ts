@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Episode, Moment, RecallQuery, RecallResult, RecallTrace, Surface } from "./types_pb.js";
+import type { Episode, Moment, RecallQuery, RecallResult, RecallTrace, RecallTraceView, Surface } from "./types_pb.js";
 import { file_memory_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory_service.proto.
  */
 export const file_memory_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSK4AgoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEiwKDHNlc3Npb25fdHlwZRgHIAEoDjIWLm1lbW9yeS52MS5TZXNzaW9uVHlwZRIdChVjb250ZXh0X3dpbmRvd190b2tlbnMYCCABKAUSHwoSc25hcHNob3Rfd2F0ZXJtYXJrGAkgASgDSACIAQFCFQoTX3NuYXBzaG90X3dhdGVybWFyayJmCgtSZWNhbGxFdmVudBIjCgNhcm0YASABKAsyFC5tZW1vcnkudjEuQXJtUmVzdWx0SAASKQoGcmVzdWx0GAIgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdEgAQgcKBWV2ZW50ImsKCUFybVJlc3VsdBILCgNhcm0YASABKAkSKwoKY2FuZGlkYXRlcxgCIAMoCzIXLm1lbW9yeS52MS5Bcm1DYW5kaWRhdGUSEgoKbGF0ZW5jeV9tcxgDIAEoBRIQCghkZWdyYWRlZBgEIAEoCCIvCgxBcm1DYW5kaWRhdGUSEQoJYmVsaWVmX2lkGAEgASgJEgwKBHJhbmsYAiABKAUimwIKDVNlYXJjaFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIQCghzdWJqZWN0cxgCIAMoCRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3BlGAUgASgJEhUKDWJ1ZGdldF90b2tlbnMYBiABKAUSEQoJbWF4X2l0ZW1zGAcgASgFEhIKCnNlc3Npb25faWQYCCABKAkSDgoGcnVuX2lkGAkgASgJEg8KB3R1cm5faWQYCiABKAkSIwoHc3VyZmFjZRgLIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlIjkKDlNlYXJjaFJlc3BvbnNlEicKBnJlc3VsdBgBIAEoCzIXLm1lbW9yeS52MS5SZWNhbGxSZXN1bHQihgIKFVJlY2FsbEVwaXNvZGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBpbmNsdWRlX2FyY2hpdmFsGAQgASgIEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhUKDWJ1ZGdldF90b2tlbnMYByABKAUSIwoHc3VyZmFjZRgIIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlInoKFlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USJAoIZXBpc29kZXMYASADKAsyEi5tZW1vcnkudjEuRXBpc29kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDgoGdG9rZW5zGAMgASgFEhEKCXRydW5jYXRlZBgEIAEoCCIjCg9HZXRUcmFjZVJlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkiOQoQR2V0VHJhY2VSZXNwb25zZRIlCgV0cmFjZRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxUcmFjZSp5CgtTZXNzaW9uVHlwZRIcChhTRVNTSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIcChhTRVNTSU9OX1RZUEVfSU5URVJBQ1RJVkUQARIWChJTRVNTSU9OX1RZUEVfQVNZTkMQAhIWChJTRVNTSU9OX1RZUEVfQ0hJTEQQAzKoAgoNTWVtb3J5U2VydmljZRI8CgZSZWNhbGwSGC5tZW1vcnkudjEuUmVjYWxsUmVxdWVzdBoWLm1lbW9yeS52MS5SZWNhbGxFdmVudDABEj0KBlNlYXJjaBIYLm1lbW9yeS52MS5TZWFyY2hSZXF1ZXN0GhkubWVtb3J5LnYxLlNlYXJjaFJlc3BvbnNlElUKDlJlY2FsbEVwaXNvZGVzEiAubWVtb3J5LnYxLlJlY2FsbEVwaXNvZGVzUmVxdWVzdBohLm1lbW9yeS52MS5SZWNhbGxFcGlzb2Rlc1Jlc3BvbnNlEkMKCEdldFRyYWNlEhoubWVtb3J5LnYxLkdldFRyYWNlUmVxdWVzdBobLm1lbW9yeS52MS5HZXRUcmFjZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_memory_v1_types]);
+  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSK4AgoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEiwKDHNlc3Npb25fdHlwZRgHIAEoDjIWLm1lbW9yeS52MS5TZXNzaW9uVHlwZRIdChVjb250ZXh0X3dpbmRvd190b2tlbnMYCCABKAUSHwoSc25hcHNob3Rfd2F0ZXJtYXJrGAkgASgDSACIAQFCFQoTX3NuYXBzaG90X3dhdGVybWFyayJmCgtSZWNhbGxFdmVudBIjCgNhcm0YASABKAsyFC5tZW1vcnkudjEuQXJtUmVzdWx0SAASKQoGcmVzdWx0GAIgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdEgAQgcKBWV2ZW50ImsKCUFybVJlc3VsdBILCgNhcm0YASABKAkSKwoKY2FuZGlkYXRlcxgCIAMoCzIXLm1lbW9yeS52MS5Bcm1DYW5kaWRhdGUSEgoKbGF0ZW5jeV9tcxgDIAEoBRIQCghkZWdyYWRlZBgEIAEoCCIvCgxBcm1DYW5kaWRhdGUSEQoJYmVsaWVmX2lkGAEgASgJEgwKBHJhbmsYAiABKAUimwIKDVNlYXJjaFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIQCghzdWJqZWN0cxgCIAMoCRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3BlGAUgASgJEhUKDWJ1ZGdldF90b2tlbnMYBiABKAUSEQoJbWF4X2l0ZW1zGAcgASgFEhIKCnNlc3Npb25faWQYCCABKAkSDgoGcnVuX2lkGAkgASgJEg8KB3R1cm5faWQYCiABKAkSIwoHc3VyZmFjZRgLIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlIjkKDlNlYXJjaFJlc3BvbnNlEicKBnJlc3VsdBgBIAEoCzIXLm1lbW9yeS52MS5SZWNhbGxSZXN1bHQihgIKFVJlY2FsbEVwaXNvZGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBpbmNsdWRlX2FyY2hpdmFsGAQgASgIEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhUKDWJ1ZGdldF90b2tlbnMYByABKAUSIwoHc3VyZmFjZRgIIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlInoKFlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USJAoIZXBpc29kZXMYASADKAsyEi5tZW1vcnkudjEuRXBpc29kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDgoGdG9rZW5zGAMgASgFEhEKCXRydW5jYXRlZBgEIAEoCCJhCg9HZXRUcmFjZVJlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkSDwoHdHVybl9pZBgCIAEoCRIrCg92aWV3aW5nX3N1cmZhY2UYAyABKAsyEi5tZW1vcnkudjEuU3VyZmFjZSJjChBHZXRUcmFjZVJlc3BvbnNlEiUKBXRyYWNlGAEgASgLMhYubWVtb3J5LnYxLlJlY2FsbFRyYWNlEigKBHZpZXcYAiABKAsyGi5tZW1vcnkudjEuUmVjYWxsVHJhY2VWaWV3KnkKC1Nlc3Npb25UeXBlEhwKGFNFU1NJT05fVFlQRV9VTlNQRUNJRklFRBAAEhwKGFNFU1NJT05fVFlQRV9JTlRFUkFDVElWRRABEhYKElNFU1NJT05fVFlQRV9BU1lOQxACEhYKElNFU1NJT05fVFlQRV9DSElMRBADMqgCCg1NZW1vcnlTZXJ2aWNlEjwKBlJlY2FsbBIYLm1lbW9yeS52MS5SZWNhbGxSZXF1ZXN0GhYubWVtb3J5LnYxLlJlY2FsbEV2ZW50MAESPQoGU2VhcmNoEhgubWVtb3J5LnYxLlNlYXJjaFJlcXVlc3QaGS5tZW1vcnkudjEuU2VhcmNoUmVzcG9uc2USVQoOUmVjYWxsRXBpc29kZXMSIC5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXF1ZXN0GiEubWVtb3J5LnYxLlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USQwoIR2V0VHJhY2USGi5tZW1vcnkudjEuR2V0VHJhY2VSZXF1ZXN0GhsubWVtb3J5LnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_memory_v1_types]);
 
 /**
  * @generated from message memory.v1.RecallRequest
@@ -399,15 +399,32 @@ export const RecallEpisodesResponseSchema: GenMessage<RecallEpisodesResponse> = 
   messageDesc(file_memory_v1_memory_service, 7);
 
 /**
+ * Set exactly one of trace_id (operator form) and turn_id (user form).
+ *
  * @generated from message memory.v1.GetTraceRequest
  */
 export type GetTraceRequest = Message<"memory.v1.GetTraceRequest"> & {
   /**
-   * Required. The trace id from RecallResult.trace_id.
+   * Operator form: the trace id from RecallResult.trace_id.
    *
    * @generated from field: string trace_id = 1;
    */
   traceId: string;
+
+  /**
+   * User form: the turn to explain (RecallRequest.turn_id).
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * User form: the surface the view will be shown on. Its ceiling bounds the
+   * view together with each recall's own; unset means the server's default.
+   *
+   * @generated from field: memory.v1.Surface viewing_surface = 3;
+   */
+  viewingSurface?: Surface | undefined;
 };
 
 /**
@@ -422,9 +439,18 @@ export const GetTraceRequestSchema: GenMessage<GetTraceRequest> = /*@__PURE__*/
  */
 export type GetTraceResponse = Message<"memory.v1.GetTraceResponse"> & {
   /**
+   * Operator form.
+   *
    * @generated from field: memory.v1.RecallTrace trace = 1;
    */
   trace?: RecallTrace | undefined;
+
+  /**
+   * User form.
+   *
+   * @generated from field: memory.v1.RecallTraceView view = 2;
+   */
+  view?: RecallTraceView | undefined;
 };
 
 /**
@@ -521,9 +547,12 @@ export const MemoryService: GenService<{
     output: typeof RecallEpisodesResponseSchema;
   },
   /**
-   * The persisted trace of one recall, for the calling principal only. A trace
-   * of another principal or tenant is indistinguishable from a missing one
-   * (NOT_FOUND either way).
+   * A persisted trace, for the calling principal only, in one of two forms:
+   * - operator form (trace_id set): the RecallTrace of one recall;
+   * - user form (turn_id set): the RecallTraceView of a turn, filtered by the
+   *   stricter of each recall surface's ceiling and viewing_surface's ceiling.
+   * A trace or turn of another principal or tenant is indistinguishable from a
+   * missing one: NOT_FOUND with the same message either way.
    *
    * @generated from rpc memory.v1.MemoryService.GetTrace
    */

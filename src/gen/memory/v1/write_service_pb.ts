@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/write_service.proto.
  */
 export const file_memory_v1_write_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1tZW1vcnkvdjEvd3JpdGVfc2VydmljZS5wcm90bxIJbWVtb3J5LnYxIjcKEVB1dEJlbGllZnNSZXF1ZXN0EiIKB2JlbGllZnMYASADKAsyES5tZW1vcnkudjEuQmVsaWVmIj0KElB1dEJlbGllZnNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFEhYKDnN0b3JlX3Bvc2l0aW9uGAIgASgDIj0KFUFwcGVuZEVwaXNvZGVzUmVxdWVzdBIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlIkIKFkFwcGVuZEVwaXNvZGVzUmVzcG9uc2USEAoIYXBwZW5kZWQYASABKAUSFgoOc3RvcmVfcG9zaXRpb24YAiABKAMiKwoWU2V0UGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiMQoXU2V0UGVyc29uYUVudHJ5UmVzcG9uc2USFgoOc3RvcmVfcG9zaXRpb24YASABKAMiLgoZUmVtb3ZlUGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiRQoaUmVtb3ZlUGVyc29uYUVudHJ5UmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCBIWCg5zdG9yZV9wb3NpdGlvbhgCIAEoAyIuCgxTdWJqZWN0QWxpYXMSDQoFYWxpYXMYASABKAkSDwoHc3ViamVjdBgCIAEoCSJEChhQdXRTdWJqZWN0QWxpYXNlc1JlcXVlc3QSKAoHYWxpYXNlcxgBIAMoCzIXLm1lbW9yeS52MS5TdWJqZWN0QWxpYXMiLAoZUHV0U3ViamVjdEFsaWFzZXNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFIj4KFlJlY29yZENpdGF0aW9uc1JlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkSEgoKYmVsaWVmX2lkcxgCIAMoCSIrChdSZWNvcmRDaXRhdGlvbnNSZXNwb25zZRIQCghyZWNvcmRlZBgBIAEoBSKsAQoTUmVqZWN0QmVsaWVmUmVxdWVzdBIUCgxyZWplY3Rpb25faWQYASABKAkSEQoJYmVsaWVmX2lkGAIgASgJEiYKBGtpbmQYAyABKA4yGC5tZW1vcnkudjEuUmVqZWN0aW9uS2luZBIlCgpjb3JyZWN0aW9uGAQgASgLMhEubWVtb3J5LnYxLkJlbGllZhINCgVzY29wZRgFIAEoCRIOCgZyZWFzb24YBiABKAkiLgoUUmVqZWN0QmVsaWVmUmVzcG9uc2USFgoOc3RvcmVfcG9zaXRpb24YASABKAMqhQEKDVJlamVjdGlvbktpbmQSHgoaUkVKRUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIbChdSRUpFQ1RJT05fS0lORF9OT1RfVFJVRRABEhoKFlJFSkVDVElPTl9LSU5EX0NIQU5HRUQQAhIbChdSRUpFQ1RJT05fS0lORF9OT1RfSEVSRRADMv4EChJNZW1vcnlXcml0ZVNlcnZpY2USSQoKUHV0QmVsaWVmcxIcLm1lbW9yeS52MS5QdXRCZWxpZWZzUmVxdWVzdBodLm1lbW9yeS52MS5QdXRCZWxpZWZzUmVzcG9uc2USVQoOQXBwZW5kRXBpc29kZXMSIC5tZW1vcnkudjEuQXBwZW5kRXBpc29kZXNSZXF1ZXN0GiEubWVtb3J5LnYxLkFwcGVuZEVwaXNvZGVzUmVzcG9uc2USWAoPU2V0UGVyc29uYUVudHJ5EiEubWVtb3J5LnYxLlNldFBlcnNvbmFFbnRyeVJlcXVlc3QaIi5tZW1vcnkudjEuU2V0UGVyc29uYUVudHJ5UmVzcG9uc2USYQoSUmVtb3ZlUGVyc29uYUVudHJ5EiQubWVtb3J5LnYxLlJlbW92ZVBlcnNvbmFFbnRyeVJlcXVlc3QaJS5tZW1vcnkudjEuUmVtb3ZlUGVyc29uYUVudHJ5UmVzcG9uc2USXgoRUHV0U3ViamVjdEFsaWFzZXMSIy5tZW1vcnkudjEuUHV0U3ViamVjdEFsaWFzZXNSZXF1ZXN0GiQubWVtb3J5LnYxLlB1dFN1YmplY3RBbGlhc2VzUmVzcG9uc2USWAoPUmVjb3JkQ2l0YXRpb25zEiEubWVtb3J5LnYxLlJlY29yZENpdGF0aW9uc1JlcXVlc3QaIi5tZW1vcnkudjEuUmVjb3JkQ2l0YXRpb25zUmVzcG9uc2USTwoMUmVqZWN0QmVsaWVmEh4ubWVtb3J5LnYxLlJlamVjdEJlbGllZlJlcXVlc3QaHy5tZW1vcnkudjEuUmVqZWN0QmVsaWVmUmVzcG9uc2ViBnByb3RvMw", [file_memory_v1_types]);
+  fileDesc("Ch1tZW1vcnkvdjEvd3JpdGVfc2VydmljZS5wcm90bxIJbWVtb3J5LnYxIjcKEVB1dEJlbGllZnNSZXF1ZXN0EiIKB2JlbGllZnMYASADKAsyES5tZW1vcnkudjEuQmVsaWVmIj0KElB1dEJlbGllZnNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFEhYKDnN0b3JlX3Bvc2l0aW9uGAIgASgDIj0KFUFwcGVuZEVwaXNvZGVzUmVxdWVzdBIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlIkIKFkFwcGVuZEVwaXNvZGVzUmVzcG9uc2USEAoIYXBwZW5kZWQYASABKAUSFgoOc3RvcmVfcG9zaXRpb24YAiABKAMiKwoWU2V0UGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiMQoXU2V0UGVyc29uYUVudHJ5UmVzcG9uc2USFgoOc3RvcmVfcG9zaXRpb24YASABKAMiLgoZUmVtb3ZlUGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiRQoaUmVtb3ZlUGVyc29uYUVudHJ5UmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCBIWCg5zdG9yZV9wb3NpdGlvbhgCIAEoAyIuCgxTdWJqZWN0QWxpYXMSDQoFYWxpYXMYASABKAkSDwoHc3ViamVjdBgCIAEoCSJEChhQdXRTdWJqZWN0QWxpYXNlc1JlcXVlc3QSKAoHYWxpYXNlcxgBIAMoCzIXLm1lbW9yeS52MS5TdWJqZWN0QWxpYXMiLAoZUHV0U3ViamVjdEFsaWFzZXNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFIk8KFlJlY29yZENpdGF0aW9uc1JlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkSEgoKYmVsaWVmX2lkcxgCIAMoCRIPCgd0dXJuX2lkGAMgASgJIisKF1JlY29yZENpdGF0aW9uc1Jlc3BvbnNlEhAKCHJlY29yZGVkGAEgASgFIqwBChNSZWplY3RCZWxpZWZSZXF1ZXN0EhQKDHJlamVjdGlvbl9pZBgBIAEoCRIRCgliZWxpZWZfaWQYAiABKAkSJgoEa2luZBgDIAEoDjIYLm1lbW9yeS52MS5SZWplY3Rpb25LaW5kEiUKCmNvcnJlY3Rpb24YBCABKAsyES5tZW1vcnkudjEuQmVsaWVmEg0KBXNjb3BlGAUgASgJEg4KBnJlYXNvbhgGIAEoCSIuChRSZWplY3RCZWxpZWZSZXNwb25zZRIWCg5zdG9yZV9wb3NpdGlvbhgBIAEoAyIwChpEZWxldGVTZXNzaW9uVHJhY2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJImgKG0RlbGV0ZVNlc3Npb25UcmFjZXNSZXNwb25zZRIWCg50cmFjZXNfZGVsZXRlZBgBIAEoBRIZChFjaXRhdGlvbnNfZGVsZXRlZBgCIAEoBRIWCg5ldmVudHNfZGVsZXRlZBgDIAEoBSqFAQoNUmVqZWN0aW9uS2luZBIeChpSRUpFQ1RJT05fS0lORF9VTlNQRUNJRklFRBAAEhsKF1JFSkVDVElPTl9LSU5EX05PVF9UUlVFEAESGgoWUkVKRUNUSU9OX0tJTkRfQ0hBTkdFRBACEhsKF1JFSkVDVElPTl9LSU5EX05PVF9IRVJFEAMy5AUKEk1lbW9yeVdyaXRlU2VydmljZRJJCgpQdXRCZWxpZWZzEhwubWVtb3J5LnYxLlB1dEJlbGllZnNSZXF1ZXN0Gh0ubWVtb3J5LnYxLlB1dEJlbGllZnNSZXNwb25zZRJVCg5BcHBlbmRFcGlzb2RlcxIgLm1lbW9yeS52MS5BcHBlbmRFcGlzb2Rlc1JlcXVlc3QaIS5tZW1vcnkudjEuQXBwZW5kRXBpc29kZXNSZXNwb25zZRJYCg9TZXRQZXJzb25hRW50cnkSIS5tZW1vcnkudjEuU2V0UGVyc29uYUVudHJ5UmVxdWVzdBoiLm1lbW9yeS52MS5TZXRQZXJzb25hRW50cnlSZXNwb25zZRJhChJSZW1vdmVQZXJzb25hRW50cnkSJC5tZW1vcnkudjEuUmVtb3ZlUGVyc29uYUVudHJ5UmVxdWVzdBolLm1lbW9yeS52MS5SZW1vdmVQZXJzb25hRW50cnlSZXNwb25zZRJeChFQdXRTdWJqZWN0QWxpYXNlcxIjLm1lbW9yeS52MS5QdXRTdWJqZWN0QWxpYXNlc1JlcXVlc3QaJC5tZW1vcnkudjEuUHV0U3ViamVjdEFsaWFzZXNSZXNwb25zZRJYCg9SZWNvcmRDaXRhdGlvbnMSIS5tZW1vcnkudjEuUmVjb3JkQ2l0YXRpb25zUmVxdWVzdBoiLm1lbW9yeS52MS5SZWNvcmRDaXRhdGlvbnNSZXNwb25zZRJPCgxSZWplY3RCZWxpZWYSHi5tZW1vcnkudjEuUmVqZWN0QmVsaWVmUmVxdWVzdBofLm1lbW9yeS52MS5SZWplY3RCZWxpZWZSZXNwb25zZRJkChNEZWxldGVTZXNzaW9uVHJhY2VzEiUubWVtb3J5LnYxLkRlbGV0ZVNlc3Npb25UcmFjZXNSZXF1ZXN0GiYubWVtb3J5LnYxLkRlbGV0ZVNlc3Npb25UcmFjZXNSZXNwb25zZWIGcHJvdG8z", [file_memory_v1_types]);
 
 /**
  * @generated from message memory.v1.PutBeliefsRequest
@@ -260,6 +260,14 @@ export type RecordCitationsRequest = Message<"memory.v1.RecordCitationsRequest">
    * @generated from field: repeated string belief_ids = 2;
    */
   beliefIds: string[];
+
+  /**
+   * The turn the model cited them in. Unset means the trace's own turn; set it
+   * when citing from a session snapshot, which every turn of the session reads.
+   *
+   * @generated from field: string turn_id = 3;
+   */
+  turnId: string;
 };
 
 /**
@@ -356,6 +364,52 @@ export type RejectBeliefResponse = Message<"memory.v1.RejectBeliefResponse"> & {
  */
 export const RejectBeliefResponseSchema: GenMessage<RejectBeliefResponse> = /*@__PURE__*/
   messageDesc(file_memory_v1_write_service, 14);
+
+/**
+ * @generated from message memory.v1.DeleteSessionTracesRequest
+ */
+export type DeleteSessionTracesRequest = Message<"memory.v1.DeleteSessionTracesRequest"> & {
+  /**
+   * Required. The session whose traces go.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message memory.v1.DeleteSessionTracesRequest.
+ * Use `create(DeleteSessionTracesRequestSchema)` to create a new message.
+ */
+export const DeleteSessionTracesRequestSchema: GenMessage<DeleteSessionTracesRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_write_service, 15);
+
+/**
+ * @generated from message memory.v1.DeleteSessionTracesResponse
+ */
+export type DeleteSessionTracesResponse = Message<"memory.v1.DeleteSessionTracesResponse"> & {
+  /**
+   * @generated from field: int32 traces_deleted = 1;
+   */
+  tracesDeleted: number;
+
+  /**
+   * @generated from field: int32 citations_deleted = 2;
+   */
+  citationsDeleted: number;
+
+  /**
+   * @generated from field: int32 events_deleted = 3;
+   */
+  eventsDeleted: number;
+};
+
+/**
+ * Describes the message memory.v1.DeleteSessionTracesResponse.
+ * Use `create(DeleteSessionTracesResponseSchema)` to create a new message.
+ */
+export const DeleteSessionTracesResponseSchema: GenMessage<DeleteSessionTracesResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_write_service, 16);
 
 /**
  * What the user means by "this is wrong".
@@ -477,6 +531,17 @@ export const MemoryWriteService: GenService<{
     methodKind: "unary";
     input: typeof RejectBeliefRequestSchema;
     output: typeof RejectBeliefResponseSchema;
+  },
+  /**
+   * Delete a session's traces with their citations and memory.recalled events:
+   * deleting a conversation deletes its explanations. Idempotent.
+   *
+   * @generated from rpc memory.v1.MemoryWriteService.DeleteSessionTraces
+   */
+  deleteSessionTraces: {
+    methodKind: "unary";
+    input: typeof DeleteSessionTracesRequestSchema;
+    output: typeof DeleteSessionTracesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memory_v1_write_service, 0);

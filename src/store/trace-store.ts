@@ -1,0 +1,393 @@
+import type { ConfidenceBand, Moment, Principal, RecallTrace, SensitivityLevel } from "../domain/model.js";
+import { FEEDBACK, recallMisses, type AskedSubject } from "../trace/feedback.js";
+import { recalledEvent, type RecalledEvent } from "../trace/recalled-event.js";
+import type { ShownBelief, TurnTrace } from "../trace/user-view.js";
+import type { SqlClient } from "./sql-client.js";
+import { INSERT_TRACE, TRACE_COLUMNS, traceFromRow, traceParams } from "./trace-rows.js";
+
+/**
+ * The SQL of traces and their feedback. Every method that reads or deletes a
+ * principal's rows takes the principal first and puts tenant and principal
+ * in its WHERE clause. The two sweeps are maintenance across the store: they
+ * return counts only and touch rows by their full tenant-led key.
+ */
+
+export interface RederivationHint {
+  subject: string;
+  subjectKey: string;
+  misses: number;
+  firstMissedAt: Date;
+  lastMissedAt: Date;
+  lastTraceId: string;
+}
+
+export interface PromotionCandidate {
+  beliefId: string;
+  subject: string;
+  statement: string;
+  originScope: string;
+  portability: string;
+  scopeLevel: string;
+  /** Projects other than its origin where the model cited it. */
+  usedIn: string[];
+  /** Traces through which it was cited while carried. */
+  uses: number;
+  lastUsedAt: Date;
+}
+
+export interface StoredRecalledEvent {
+  traceId: string;
+  payload: RecalledEvent;
+  createdAt: Date;
+  publishedAt: Date | null;
+}
+
+export interface SessionDeletion {
+  traces: number;
+  citations: number;
+  events: number;
+}
+
+export class TraceStore {
+  constructor(private readonly db: SqlClient) {}
+
+  /**
+   * Writes the trace, its memory.recalled outbox row and its recall misses in
+   * one transaction. Idempotent by trace id (a retry of a write that did land
+   * changes nothing); returns whether this call wrote it.
+   */
+  async record(p: Principal, trace: RecallTrace): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const inserted = await tx.query(INSERT_TRACE, [p.tenantId, p.principalId, ...traceParams(trace)]);
+      if (inserted.length === 0) return false;
+      await tx.query(
+        `INSERT INTO recalled_events (tenant_id, principal_id, trace_id, session_id, payload, created_at)
+         VALUES ($1, $2, $3, $4, $5::text::jsonb, $6::timestamptz)`,
+        [p.tenantId, p.principalId, trace.id, trace.sessionId, JSON.stringify(recalledEvent(p, trace)), trace.createdAt.toISOString()],
+      );
+      await recordMisses(tx, p, trace);
+      return true;
+    });
+  }
+
+  /** The principal's trace, or null: another principal's trace is simply not found. */
+  async get(p: Principal, traceId: string): Promise<RecallTrace | null> {
+    const rows = await this.db.query(
+      `SELECT ${TRACE_COLUMNS} FROM recall_traces t WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = $3`,
+      [p.tenantId, p.principalId, traceId],
+    );
+    const r = rows[0];
+    return r ? traceFromRow(r) : null;
+  }
+
+  /**
+   * The traces that fed a turn (the turn's own recalls plus the latest
+   * snapshot of each of their sessions taken before them) and their rendered
+   * beliefs at or below min(recall ceiling, viewing ceiling), joined to the
+   * beliefs as they are now so the ceiling uses today's sensitivity.
+   */
+  async forTurn(
+    p: Principal,
+    turnId: string,
+    viewingCeiling: SensitivityLevel,
+  ): Promise<{ traces: TurnTrace[]; shown: ShownBelief[] }> {
+    const traceRows = await this.db.query(
+      `WITH turn AS (
+         SELECT * FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND turn_id = $3
+       ),
+       snapshot AS (
+         SELECT DISTINCT ON (s.session_id) s.* FROM recall_traces s
+         WHERE s.tenant_id = $1 AND s.principal_id = $2 AND s.moment = 'snapshot' AND s.session_id <> ''
+           AND s.session_id IN (SELECT session_id FROM turn)
+           AND s.trace_id NOT IN (SELECT trace_id FROM turn)
+           AND s.created_at <= (SELECT max(x.created_at) FROM turn x WHERE x.session_id = s.session_id)
+         ORDER BY s.session_id, s.created_at DESC, s.trace_id
+       )
+       SELECT v.trace_id::text AS trace_id, v.moment, v.created_at, v.as_of, v.considered_not_shown,
+         v.returned::text[] AS returned, v.returned_bands, v.carried::text[] AS carried,
+         ARRAY(SELECT DISTINCT c.belief_id::text FROM citations c
+           WHERE c.tenant_id = v.tenant_id AND c.principal_id = v.principal_id AND c.trace_id = v.trace_id
+             AND c.turn_id = $3) AS cited_this_turn,
+         ARRAY(SELECT x.belief_id::text FROM unnest(v.blocked) AS x(belief_id)
+           JOIN beliefs b ON b.tenant_id = v.tenant_id AND b.principal_id = v.principal_id AND b.belief_id = x.belief_id
+           WHERE b.sensitivity <= LEAST(v.sensitivity_ceiling, $4)) AS blocked_within_ceiling
+       FROM (SELECT * FROM turn UNION ALL SELECT * FROM snapshot) v`,
+      [p.tenantId, p.principalId, turnId, viewingCeiling],
+    );
+    const traces: TurnTrace[] = traceRows.map((r) => ({
+      traceId: String(r.trace_id),
+      moment: r.moment as Moment,
+      createdAt: r.created_at as Date,
+      asOf: r.as_of as Date,
+      returned: r.returned as string[],
+      returnedBands: (r.returned_bands as ConfidenceBand[] | null) ?? [],
+      carried: r.carried as string[],
+      citedThisTurn: r.cited_this_turn as string[],
+      blockedWithinCeiling: r.blocked_within_ceiling as string[],
+      consideredNotShown: Number(r.considered_not_shown),
+    }));
+    if (traces.length === 0) return { traces, shown: [] };
+    const shownRows = await this.db.query(
+      `SELECT t.trace_id::text AS trace_id, r.belief_id::text AS belief_id, b.subject, b.statement, b.origin_scope,
+         b.authority, b.source_episode_ids[1]::text AS source_episode_id,
+         LEAST(b.recorded_at, (SELECT min(e.occurred_at) FROM episodes e
+           WHERE e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id
+             AND e.episode_id = ANY(b.source_episode_ids))) AS learned_at
+       FROM recall_traces t
+       CROSS JOIN LATERAL unnest(t.returned) AS r(belief_id)
+       JOIN beliefs b ON b.tenant_id = t.tenant_id AND b.principal_id = t.principal_id AND b.belief_id = r.belief_id
+       WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = ANY($3::uuid[])
+         AND NOT (r.belief_id = ANY(t.blocked))
+         AND b.sensitivity <= LEAST(t.sensitivity_ceiling, $4)`,
+      [p.tenantId, p.principalId, traces.map((t) => t.traceId), viewingCeiling],
+    );
+    const shown: ShownBelief[] = shownRows.map((r) => ({
+      traceId: String(r.trace_id),
+      beliefId: String(r.belief_id),
+      subject: String(r.subject),
+      statement: String(r.statement),
+      learnedAt: r.learned_at as Date,
+      originScope: String(r.origin_scope),
+      authority: r.authority as ShownBelief["authority"],
+      sourceEpisodeId: (r.source_episode_id as string | null) ?? null,
+    }));
+    return { traces, shown };
+  }
+
+  /**
+   * The one delete path of a session's explanations: its traces, their
+   * citations and their memory.recalled events, in one transaction.
+   */
+  async deleteSession(p: Principal, sessionId: string): Promise<SessionDeletion> {
+    return this.db.transaction(async (tx) => {
+      // Lock the traces first: a concurrent citation waits, then finds its trace gone.
+      await tx.query(
+        `SELECT 1 AS ok FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND session_id = $3 FOR UPDATE`,
+        [p.tenantId, p.principalId, sessionId],
+      );
+      const count = async (text: string) =>
+        Number((await tx.query<{ n: number }>(text, [p.tenantId, p.principalId, sessionId]))[0]?.n ?? 0);
+      const citations = await count(
+        `WITH gone AS (
+           DELETE FROM citations c USING recall_traces t
+           WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3
+             AND c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id
+           RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+      );
+      const events = await count(
+        `WITH gone AS (
+           DELETE FROM recalled_events WHERE tenant_id = $1 AND principal_id = $2 AND session_id = $3 RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+      );
+      const traces = await count(
+        `WITH gone AS (
+           DELETE FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND session_id = $3 RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+      );
+      return { traces, citations, events };
+    });
+  }
+
+  /**
+   * Retention, operator clock: nulls the operator fields (latencies, candidate
+   * count, dropped ids, ranked list) of up to `limit` traces whose window has
+   * passed, oldest first. dropped_for_budget_count and the user-safe fields
+   * stay. SKIP LOCKED lets several sidecars sweep one database.
+   */
+  async expireOperatorFields(now: Date, limit: number): Promise<number> {
+    const rows = await this.db.query<{ n: number }>(
+      `WITH due AS (
+         SELECT tenant_id, principal_id, trace_id FROM recall_traces
+         WHERE operator_fields_expire_at <= $1::timestamptz
+           AND (candidates IS NOT NULL OR arm_latencies_ms IS NOT NULL OR dropped_for_budget IS NOT NULL OR ranked IS NOT NULL)
+         ORDER BY operator_fields_expire_at
+         LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       ),
+       expired AS (
+         UPDATE recall_traces t SET arm_latencies_ms = NULL, candidates = NULL, dropped_for_budget = NULL, ranked = NULL
+         FROM due WHERE t.tenant_id = due.tenant_id AND t.principal_id = due.principal_id AND t.trace_id = due.trace_id
+         RETURNING 1
+       )
+       SELECT count(*)::int AS n FROM expired`,
+      [now.toISOString(), limit],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Feedback, "returned but never used": for up to `limit` traces recorded
+   * before `cutoff` and not yet settled, every returned, unblocked belief the
+   * model did not cite through that trace loses utility once per such trace;
+   * then the traces are marked settled so they are never charged twice.
+   */
+  async settleUncitedReturns(
+    cutoff: Date,
+    now: Date,
+    limit: number,
+    loss: number = FEEDBACK.uncitedLoss,
+  ): Promise<{ traces: number; beliefs: number }> {
+    const rows = await this.db.query<{ traces: number; beliefs: number }>(
+      `WITH due AS (
+         SELECT tenant_id, principal_id, trace_id, returned, blocked FROM recall_traces
+         WHERE feedback_settled_at IS NULL AND created_at <= $1::timestamptz
+         ORDER BY created_at
+         LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       ),
+       uncited AS (
+         SELECT d.tenant_id, d.principal_id, r.belief_id, count(*)::int AS n
+         FROM due d CROSS JOIN LATERAL unnest(d.returned) AS r(belief_id)
+         WHERE NOT (r.belief_id = ANY(d.blocked))
+           AND NOT EXISTS (SELECT 1 FROM citations c
+             WHERE c.tenant_id = d.tenant_id AND c.principal_id = d.principal_id AND c.trace_id = d.trace_id
+               AND c.belief_id = r.belief_id)
+         GROUP BY d.tenant_id, d.principal_id, r.belief_id
+       ),
+       charged AS (
+         UPDATE beliefs b SET utility = (1 + b.utility) * power(1 - $3::float8, u.n) - 1
+         FROM uncited u
+         WHERE b.tenant_id = u.tenant_id AND b.principal_id = u.principal_id AND b.belief_id = u.belief_id
+         RETURNING 1
+       ),
+       settled AS (
+         UPDATE recall_traces t SET feedback_settled_at = $4::timestamptz
+         FROM due d WHERE t.tenant_id = d.tenant_id AND t.principal_id = d.principal_id AND t.trace_id = d.trace_id
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM settled)::int AS traces, (SELECT count(*) FROM charged)::int AS beliefs`,
+      [cutoff.toISOString(), limit, loss, now.toISOString()],
+    );
+    return { traces: Number(rows[0]?.traces ?? 0), beliefs: Number(rows[0]?.beliefs ?? 0) };
+  }
+
+  /** Subjects missed at least `minMisses` times: targeted re-derivation hints for formation. */
+  async rederivationHints(p: Principal, options: { minMisses?: number; limit?: number } = {}): Promise<RederivationHint[]> {
+    const rows = await this.db.query(
+      `SELECT subject, subject_key, misses, first_missed_at, last_missed_at, last_trace_id::text AS last_trace_id
+       FROM rederivation_hints
+       WHERE tenant_id = $1 AND principal_id = $2 AND misses >= $3
+       ORDER BY misses DESC, last_missed_at DESC, subject_key
+       LIMIT $4`,
+      [p.tenantId, p.principalId, options.minMisses ?? FEEDBACK.hintMinMisses, options.limit ?? 100],
+    );
+    return rows.map((r) => ({
+      subject: String(r.subject),
+      subjectKey: String(r.subject_key),
+      misses: Number(r.misses),
+      firstMissedAt: r.first_missed_at as Date,
+      lastMissedAt: r.last_missed_at as Date,
+      lastTraceId: String(r.last_trace_id),
+    }));
+  }
+
+  /**
+   * Carried beliefs the model cited (the traces' carried_in), per belief:
+   * read-path evidence of generality for formation's promotion rule. Most
+   * distinct projects first.
+   */
+  async promotionCandidates(p: Principal, limit = 100): Promise<PromotionCandidate[]> {
+    const rows = await this.db.query(
+      `SELECT c.belief_id::text AS belief_id, b.subject, b.statement, b.origin_scope, b.portability, b.scope_level,
+         array_agg(DISTINCT t.query->>'currentScope') AS used_in, count(*)::int AS uses, max(t.created_at) AS last_used_at
+       FROM recall_traces t
+       CROSS JOIN LATERAL unnest(t.carried_in) AS c(belief_id)
+       JOIN beliefs b ON b.tenant_id = t.tenant_id AND b.principal_id = t.principal_id AND b.belief_id = c.belief_id
+       WHERE t.tenant_id = $1 AND t.principal_id = $2
+       GROUP BY c.belief_id, b.subject, b.statement, b.origin_scope, b.portability, b.scope_level
+       ORDER BY count(DISTINCT t.query->>'currentScope') DESC, count(*) DESC, c.belief_id
+       LIMIT $3`,
+      [p.tenantId, p.principalId, limit],
+    );
+    return rows.map((r) => ({
+      beliefId: String(r.belief_id),
+      subject: String(r.subject),
+      statement: String(r.statement),
+      originScope: String(r.origin_scope),
+      portability: String(r.portability),
+      scopeLevel: String(r.scope_level),
+      usedIn: [...(r.used_in as string[])].sort(),
+      uses: Number(r.uses),
+      lastUsedAt: r.last_used_at as Date,
+    }));
+  }
+
+  /** The outbox, oldest first: unpublished events only unless `all`. */
+  async recalledEvents(p: Principal, options: { limit?: number; all?: boolean } = {}): Promise<StoredRecalledEvent[]> {
+    const rows = await this.db.query(
+      `SELECT trace_id::text AS trace_id, payload, created_at, published_at FROM recalled_events
+       WHERE tenant_id = $1 AND principal_id = $2 AND ($3::boolean OR published_at IS NULL)
+       ORDER BY created_at, trace_id
+       LIMIT $4`,
+      [p.tenantId, p.principalId, options.all ?? false, options.limit ?? 100],
+    );
+    return rows.map((r) => ({
+      traceId: String(r.trace_id),
+      payload: (typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload) as RecalledEvent,
+      createdAt: r.created_at as Date,
+      publishedAt: (r.published_at as Date | null) ?? null,
+    }));
+  }
+
+  /** A consumer acknowledges events it has delivered; returns how many were newly marked. */
+  async markRecalledEventsPublished(p: Principal, traceIds: readonly string[], at: Date): Promise<number> {
+    if (traceIds.length === 0) return 0;
+    const rows = await this.db.query(
+      `UPDATE recalled_events SET published_at = $4::timestamptz
+       WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = ANY($3::uuid[]) AND published_at IS NULL
+       RETURNING 1 AS ok`,
+      [p.tenantId, p.principalId, traceIds, at.toISOString()],
+    );
+    return rows.length;
+  }
+}
+
+/**
+ * Counts a miss for each named subject the recall rendered nothing about and
+ * clears the hints of the subjects it answered. Subjects are compared under
+ * all their aliases, keyed by the canonical subject.
+ */
+async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Promise<void> {
+  // The ranked list holds each rendered belief's subject; without it there is nothing to judge by.
+  if (trace.query.subjects.length === 0 || trace.ranked === null) return;
+  const groups = await tx.query<{ asked: string; canonical: string; names: string[] }>(
+    `WITH asked AS (SELECT DISTINCT lower(s) AS asked FROM unnest($3::text[]) AS s),
+     canon AS (
+       SELECT a.asked, COALESCE((SELECT lower(x.subject) FROM subject_aliases x
+         WHERE x.tenant_id = $1 AND x.principal_id = $2 AND x.alias_key = a.asked), a.asked) AS canonical
+       FROM asked a
+     )
+     SELECT c.asked, c.canonical, ARRAY(
+       SELECT c.canonical UNION SELECT c.asked
+       UNION SELECT x.alias_key FROM subject_aliases x
+         WHERE x.tenant_id = $1 AND x.principal_id = $2 AND lower(x.subject) = c.canonical
+     ) AS names
+     FROM canon c`,
+    [p.tenantId, p.principalId, trace.query.subjects],
+  );
+  const asNamed = new Map(trace.query.subjects.map((s) => [s.toLowerCase(), s]));
+  const asked: AskedSubject[] = groups.map((g) => ({ asked: asNamed.get(g.asked) ?? g.asked, canonical: g.canonical, names: g.names }));
+  const returned = new Set(trace.returned);
+  const rendered = trace.ranked.filter((r) => returned.has(r.beliefId)).map((r) => r.subject);
+  const { missed, answered } = recallMisses(asked, rendered);
+  if (answered.length > 0) {
+    await tx.query(`DELETE FROM rederivation_hints WHERE tenant_id = $1 AND principal_id = $2 AND subject_key = ANY($3::text[])`, [
+      p.tenantId,
+      p.principalId,
+      answered,
+    ]);
+  }
+  if (missed.length > 0) {
+    await tx.query(
+      `INSERT INTO rederivation_hints AS h (tenant_id, principal_id, subject_key, subject, misses, first_missed_at,
+         last_missed_at, last_trace_id)
+       SELECT $1, $2, m.key, m.subject, 1, $5::timestamptz, $5::timestamptz, $6
+       FROM unnest($3::text[], $4::text[]) AS m(key, subject)
+       ON CONFLICT (tenant_id, principal_id, subject_key) DO UPDATE SET
+         misses = h.misses + 1, subject = EXCLUDED.subject,
+         last_missed_at = GREATEST(h.last_missed_at, EXCLUDED.last_missed_at), last_trace_id = EXCLUDED.last_trace_id`,
+      [p.tenantId, p.principalId, missed.map((m) => m.key), missed.map((m) => m.subject), trace.createdAt.toISOString(), trace.id],
+    );
+  }
+}

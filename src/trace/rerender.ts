@@ -1,0 +1,42 @@
+import type { RecallTrace, StoredBelief } from "../domain/model.js";
+import { beliefLine } from "../recall/belief-line.js";
+import { RETRIEVAL_POLICY, type RetrievalPolicy } from "../recall/policy.js";
+import { isCarried } from "../recall/rank.js";
+import { renderBlock } from "../recall/render.js";
+
+/**
+ * Trace faithfulness: the belief ids a trace lists, rendered again with the
+ * trace's as_of and retrieval policy, must give exactly the bytes whose hash
+ * the trace holds. This is the check, not a way to answer "what did the
+ * agent know": beliefs change after the fact, which is why the trace is
+ * recorded in the render pass and never reconstructed.
+ */
+
+/** Policies that can re-render their own traces, by version. */
+const POLICIES: ReadonlyMap<string, RetrievalPolicy> = new Map([[RETRIEVAL_POLICY.version, RETRIEVAL_POLICY]]);
+
+export function policyForVersion(version: string): RetrievalPolicy {
+  const policy = POLICIES.get(version);
+  if (!policy) throw new Error(`no retrieval policy ${version} to re-render with`);
+  return policy;
+}
+
+/** Renders the trace's returned beliefs, in its order, as the pipeline rendered them. */
+export function rerender(trace: RecallTrace, beliefs: readonly StoredBelief[], policy = policyForVersion(trace.retrievalPolicyVersion)): string {
+  const byId = new Map(beliefs.map((b) => [b.beliefId, b]));
+  const returned = trace.returned.map((id) => {
+    const belief = byId.get(id);
+    if (!belief) throw new Error(`belief ${id} of trace ${trace.id} is missing`);
+    return belief;
+  });
+  const lines = returned.map((b) => {
+    // Conflict partners are linked in either direction; the pipeline admits partners together,
+    // so a rendered belief's marker names exactly its partners among the rendered ones.
+    const partners = returned
+      .filter((o) => o.beliefId !== b.beliefId && (b.conflictsWith.includes(o.beliefId) || o.conflictsWith.includes(b.beliefId)))
+      .map((o) => o.beliefId)
+      .sort();
+    return beliefLine(b, isCarried(b, trace.query.currentScope), partners, policy);
+  });
+  return renderBlock(trace.asOf, policy.version, lines);
+}

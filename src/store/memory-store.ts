@@ -361,9 +361,10 @@ export class MemoryStore {
       `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, run_id, turn_id, moment, query,
          surface_id, sensitivity_ceiling, rendered_sha256, as_of, returned, dropped_for_budget_count, blocked,
          carried_in, retrieval_policy_version, created_at, operator_fields_expire_at, arm_latencies_ms, candidates,
-         dropped_for_budget, ranked)
+         dropped_for_budget, ranked, tool, episode_query, returned_episodes, episode_advice)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12::timestamptz, $13::uuid[], $14, $15::uuid[],
-         $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb)`,
+         $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb,
+         $24, $25::text::jsonb, $26::uuid[], $27::text::jsonb)`,
       [p.tenantId, p.principalId, ...traceParams(trace)],
     );
   }
@@ -373,6 +374,7 @@ export class MemoryStore {
     const rows = await this.db.query(
       `SELECT t.*, t.trace_id::text AS trace_id, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
          t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget,
+         t.returned_episodes::text[] AS returned_episodes,
          COALESCE((SELECT array_agg(c.belief_id::text ORDER BY c.belief_id) FROM citations c
            WHERE c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id),
            '{}') AS cited

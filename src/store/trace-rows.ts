@@ -1,4 +1,11 @@
-import type { RecallQuery, RecallTrace, RecalledBelief, SensitivityLevel } from "../domain/model.js";
+import type {
+  EpisodeSearchAdvice,
+  EpisodeTraceQuery,
+  RecallQuery,
+  RecallTrace,
+  RecalledBelief,
+  SensitivityLevel,
+} from "../domain/model.js";
 import type { Row } from "./sql-client.js";
 
 /** Parameters $3.. of the trace insert (after tenant and principal). JSON goes as text cast to jsonb. */
@@ -25,6 +32,10 @@ export function traceParams(t: RecallTrace): unknown[] {
     t.candidates,
     t.droppedForBudget,
     t.ranked === null ? null : JSON.stringify(t.ranked),
+    t.tool ?? "",
+    t.episodeQuery ? JSON.stringify(t.episodeQuery) : null,
+    t.returnedEpisodes ?? [],
+    t.episodeAdvice ? JSON.stringify(t.episodeAdvice) : null,
   ];
 }
 
@@ -52,6 +63,10 @@ export function traceFromRow(r: Row): RecallTrace {
     operatorFieldsExpireAt: r.operator_fields_expire_at as Date,
     ranked: reviveRanked(parseJson(r.ranked) as Record<string, unknown>[] | null),
     asOf: r.as_of as Date,
+    tool: String(r.tool ?? ""),
+    episodeQuery: reviveEpisodeQuery(parseJson(r.episode_query) as Record<string, unknown> | null),
+    returnedEpisodes: (r.returned_episodes as string[] | null) ?? [],
+    episodeAdvice: reviveAdvice(parseJson(r.episode_advice) as Record<string, unknown> | null),
   };
 }
 
@@ -75,4 +90,20 @@ function reviveRanked(items: Record<string, unknown>[] | null): RecalledBelief[]
     validFrom: new Date(i.validFrom as string),
     validTo: i.validTo ? new Date(i.validTo as string) : null,
   }));
+}
+
+function dateOrNull(value: unknown): Date | null {
+  return value ? new Date(value as string) : null;
+}
+
+function reviveEpisodeQuery(q: Record<string, unknown> | null): EpisodeTraceQuery | null {
+  if (q === null) return null;
+  return { ...(q as unknown as EpisodeTraceQuery), startTime: dateOrNull(q.startTime), endTime: dateOrNull(q.endTime) };
+}
+
+function reviveAdvice(a: Record<string, unknown> | null): EpisodeSearchAdvice | null {
+  if (a === null) return null;
+  const advice = a as unknown as EpisodeSearchAdvice;
+  const scope = a.scope as Record<string, unknown>;
+  return { ...advice, scope: { ...advice.scope, startTime: dateOrNull(scope.startTime), endTime: dateOrNull(scope.endTime) } };
 }

@@ -147,6 +147,10 @@ export function recallTrace(overrides: Partial<RecallTrace> = {}): RecallTrace {
     operatorFieldsExpireAt: new Date("2026-03-11T05:06:08.123Z"),
     ranked: returned.map((id) => recalledBelief(id)),
     asOf: new Date("2026-03-04T05:06:07.089Z"),
+    tool: "",
+    episodeQuery: null,
+    returnedEpisodes: [],
+    episodeAdvice: null,
     ...overrides,
   };
 }

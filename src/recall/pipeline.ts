@@ -17,7 +17,7 @@ import { lexicalArm } from "./arms/lexical.js";
 import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./collapse.js";
 import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
-import { eligibilityFilter } from "./hard-filter.js";
+import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
 import { confidenceBand, isCarried, score } from "./rank.js";
@@ -109,7 +109,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       ...belief,
       arms: f.arms,
       carried,
-      score: score(belief, matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy),
+      // A historical query ranks a belief with the lifecycle it had at as_of.
+      score: score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy),
     };
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
@@ -125,7 +126,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       beliefId: b.beliefId,
       statement: b.statement,
       authority: b.authority,
-      band: confidenceBand(b, b.carried, policy),
+      band: confidenceBand(asHeldThen(b, filter.historical), b.carried, policy),
       learnedIn: b.carried ? b.originScope : null,
       conflictsWith,
       withheld: verdict.ok ? null : withheldText(verdict.reason),
@@ -134,14 +135,14 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   });
 
   // 8. Assemble to budget and render.
-  const header = renderHeader(asOf, policy.version);
+  const header = renderHeader(asOf, policy.version, query.knownAt);
   const assembled = assemble(candidates, {
     maxItems: query.maxItems,
     budgetTokens: query.budgetTokens,
     floor: query.minScore,
     frameTokens: countTokens(header) + countTokens(RENDER_FOOTER) + 2,
   });
-  const rendered = renderBlock(asOf, policy.version, assembled.admitted.map((c) => c.renderLine));
+  const rendered = renderBlock(asOf, policy.version, assembled.admitted.map((c) => c.renderLine), query.knownAt);
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
 
   // 9. Trace, recorded in the same pass, bound to the exact bytes.
@@ -154,6 +155,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     truncated: assembled.droppedForBudget.length > 0,
     armsDegraded: degraded,
     traceId,
+    asOf,
+    knownAt: query.knownAt,
   };
   const trace: RecallTrace = {
     id: traceId,

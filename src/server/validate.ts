@@ -268,7 +268,23 @@ export function recallEpisodesRequest(req: RecallEpisodesRequest) {
   if (startTime && endTime && endTime.getTime() <= startTime.getTime()) fail("end_time", "must be after start_time");
   if (req.pageSize < 0 || req.pageSize > 500) fail("page_size", "must be between 0 and 500");
   if (req.budgetTokens < 0) fail("budget_tokens", "must not be negative");
-  return { sessionId, startTime, endTime, includeArchival: req.includeArchival, pageSize: req.pageSize || 50, budgetTokens: req.budgetTokens };
+  if (req.budgetTokens > 0 && req.budgetTokens < 64) fail("budget_tokens", "must be 0 (the default) or at least 64");
+  if (req.archivalBudgetTokens < 0) fail("archival_budget_tokens", "must not be negative");
+  if (req.archivalBudgetTokens > 0 && req.archivalBudgetTokens < 64) {
+    fail("archival_budget_tokens", "must be 0 (the default) or at least 64");
+  }
+  return {
+    sessionId,
+    startTime,
+    endTime,
+    includeArchival: req.includeArchival,
+    pageSize: req.pageSize || 50,
+    budgetTokens: req.budgetTokens,
+    archivalBudgetTokens: req.archivalBudgetTokens,
+    callerSessionId: optionalText(req.callerSessionId, "caller_session_id") || (sessionId ?? ""),
+    runId: optionalText(req.runId, "run_id"),
+    turnId: optionalText(req.turnId, "turn_id"),
+  };
 }
 
 export function getTraceRequest(req: GetTraceRequest): string {

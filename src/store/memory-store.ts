@@ -333,7 +333,7 @@ export class MemoryStore {
     return rows.map(beliefFromRow);
   }
 
-  async episodes(p: Principal, q: EpisodeQuery): Promise<Episode[]> {
+  async episodes(p: Principal, q: EpisodeQuery, options?: QueryOptions): Promise<Episode[]> {
     const params = new SqlParams();
     const clauses = [
       `e.tenant_id = ${params.add(p.tenantId)}`,
@@ -352,6 +352,7 @@ export class MemoryStore {
       `SELECT ${EPISODE_COLUMNS} FROM episodes e WHERE ${clauses.join(" AND ")}
        ORDER BY e.occurred_at, e.sequence, e.episode_id LIMIT ${params.add(q.limit)}`,
       params.values,
+      options,
     );
     return rows.map(episodeFromRow);
   }

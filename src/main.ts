@@ -41,19 +41,20 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     connect: true,
     interceptors: [requestLogInterceptor(logger), identityInterceptor()],
     routes(router) {
-      router.service(
-        MemoryService,
-        memoryService({
-          store,
-          policy: RETRIEVAL_POLICY,
-          clock,
-          traceRetentionHours: config.traceOperatorRetentionHours,
-          defaultSensitivityCeiling: config.defaultSensitivityCeiling,
-          deadline: config.deadline,
-          onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
-          armDelayMs: config.faultArmDelayMs,
-        }),
-      );
+      const memory = memoryService({
+        store,
+        policy: RETRIEVAL_POLICY,
+        clock,
+        traceRetentionHours: config.traceOperatorRetentionHours,
+        defaultSensitivityCeiling: config.defaultSensitivityCeiling,
+        deadline: config.deadline,
+        onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
+        armDelayMs: config.faultArmDelayMs,
+      });
+      router.service(MemoryService, memory);
+      // Search is the model-facing tool: its JSON form refuses unknown keys (such as the old
+      // `belief_types`) instead of dropping them. Registered after the service, so it replaces that route.
+      router.rpc(MemoryService.method.search, memory.search, { jsonOptions: { ignoreUnknownFields: false } });
       router.service(MemoryWriteService, writeService({ store, clock }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);

@@ -25,6 +25,7 @@ import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine }
 import { scanStatement, withheldText } from "./safety.js";
 import { countTokens } from "./tokens.js";
 import { runArms } from "./run-arms.js";
+import { SEARCH_TOOL_ID } from "./search.js";
 
 /**
  * The read path, steps 1-9 in the spec's order. The store is touched only
@@ -78,12 +79,24 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     now,
     excludePersonaHeld: run.kind === "snapshot",
   });
+  // The bounded ownership lookup is versioned: its queries say so in the header and the trace.
+  const policyVersion = query.includeOwnedResources ? `${policy.version}${policy.ownedResources.tag}` : policy.version;
 
   // 3. Arms, concurrently, one deadline.
   const structuredTypes =
     query.profile === "core" && query.structuredBeliefTypes.length === 0 ? policy.durableTypes : query.structuredBeliefTypes;
   const arms: RecallArm[] = [
-    structuredArm(store, filter, { subjects: namedSubjects, types: structuredTypes, typeWeight: policy.typeAnchorWeight }, policy.candidateCap),
+    structuredArm(
+      store,
+      filter,
+      {
+        subjects: namedSubjects,
+        types: structuredTypes,
+        typeWeight: policy.typeAnchorWeight,
+        owned: query.includeOwnedResources ? policy.ownedResources : null,
+      },
+      policy.candidateCap,
+    ),
     lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
   ];
   const outcomes: ArmOutcome[] = [];
@@ -135,14 +148,14 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   });
 
   // 8. Assemble to budget and render.
-  const header = renderHeader(asOf, policy.version, query.knownAt);
+  const header = renderHeader(asOf, policyVersion, query.knownAt);
   const assembled = assemble(candidates, {
     maxItems: query.maxItems,
     budgetTokens: query.budgetTokens,
     floor: query.minScore,
     frameTokens: countTokens(header) + countTokens(RENDER_FOOTER) + 2,
   });
-  const rendered = renderBlock(asOf, policy.version, assembled.admitted.map((c) => c.renderLine), query.knownAt);
+  const rendered = renderBlock(asOf, policyVersion, assembled.admitted.map((c) => c.renderLine), query.knownAt);
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
 
   // 9. Trace, recorded in the same pass, bound to the exact bytes.
@@ -176,11 +189,12 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     droppedForBudgetCount: assembled.droppedForBudget.length,
     blocked: items.filter((i) => i.blocked).map((i) => i.beliefId),
     carriedIn: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
-    retrievalPolicyVersion: policy.version,
+    retrievalPolicyVersion: policyVersion,
     createdAt: now,
     operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
     ranked: candidates.map((c) => toRecalled(c.belief, c.renderLine)),
     asOf,
+    tool: run.kind === "search" ? SEARCH_TOOL_ID : "",
   };
   await store.recordTrace(run.principal, trace);
   return { result, trace };

@@ -1,20 +1,22 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { NotFoundError } from "../domain/errors.js";
-import type { RecallContext, RecallQuery, RecallTrace } from "../domain/model.js";
+import { InvalidArgumentError, NotFoundError } from "../domain/errors.js";
+import type { RecallContext, RecallQuery, RecallTrace, ScopeSource } from "../domain/model.js";
 import {
   ArmResultSchema,
   GetTraceResponseSchema,
   MemoryService,
   RecallEpisodesResponseSchema,
   RecallEventSchema,
+  ScopeSource as ScopeSourcePb,
   SearchResponseSchema,
 } from "../gen/memory/v1/memory_service_pb.js";
 import { EpisodeSchema } from "../gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../recall/arms/arm.js";
 import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets } from "../recall/episodes.js";
 import { recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
+import { namesTheOwner, resolveSearchScope } from "../recall/search.js";
 import type { SensitivityName } from "../config.js";
 import { reverse, recallResultToProto, recallTraceToProto, SENSITIVITY_LEVEL, toTimestamp } from "./convert.js";
 import { decodePageToken, encodePageToken, episodeQueryKey } from "./page-token.js";
@@ -27,7 +29,21 @@ export interface MemoryServiceDeps extends PipelineDeps {
   deadline: { defaultMs: number; maxMs: number };
 }
 
+/**
+ * The project of the authenticated session, set by the agent runtime (or the
+ * proxy that authenticated the caller) beside x-tenant-id and x-principal-id.
+ * Search resolves an omitted scope from it. A relevance anchor, not a boundary.
+ */
+export const SESSION_SCOPE_HEADER = "x-session-scope";
+
 const SENSITIVITY_PB = reverse(SENSITIVITY_LEVEL);
+
+const SCOPE_SOURCE_PB: Record<ScopeSource, ScopeSourcePb> = {
+  request: ScopeSourcePb.REQUEST,
+  session_header: ScopeSourcePb.SESSION_HEADER,
+  session_snapshot: ScopeSourcePb.SESSION_SNAPSHOT,
+  none: ScopeSourcePb.NONE,
+};
 
 /** Thin handlers: validate, call the pipeline or store, convert. */
 export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof MemoryService> {
@@ -73,20 +89,38 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
 
     async search(req, ctx) {
       const principal = principalOf(ctx);
-      const query = validate.searchRequest(req);
+      const requested = validate.searchRequest(req);
       const surface = validate.surface(req.surface, deps.defaultSensitivityCeiling);
+      const searchContext = context(req, surface, "in_turn");
+      // One rule for an omitted scope (recall/search.ts); the trace and the response record what it resolved to.
+      const resolution = await resolveSearchScope({
+        requested: requested.currentScope,
+        sessionHeader: sessionScopeHeader(ctx),
+        snapshotScope: () =>
+          searchContext.sessionId === "" ? Promise.resolve(null) : deps.store.sessionSnapshotScope(principal, searchContext.sessionId),
+      });
+      const query = {
+        ...requested,
+        currentScope: resolution.scope,
+        scopeSource: resolution.source,
+        includeOwnedResources: namesTheOwner(requested.text ?? "", principal.principalId),
+      };
       const outcome = await drain(
         recall(deps, {
           principal,
           query,
-          context: context(req, surface, "in_turn"),
+          context: searchContext,
           kind: "search",
           deadlineAt: deadlineAt(ctx),
           signal: ctx.signal,
         }),
       );
       noteTraceId(ctx, outcome.result.traceId);
-      return create(SearchResponseSchema, { result: recallResultToProto(outcome.result) });
+      return create(SearchResponseSchema, {
+        result: recallResultToProto(outcome.result),
+        resolvedScope: resolution.scope,
+        scopeSource: SCOPE_SOURCE_PB[resolution.source],
+      });
     },
 
     async recallEpisodes(req, ctx) {
@@ -192,6 +226,13 @@ async function drain(pipeline: AsyncGenerator<ArmOutcome, RecallOutcome>): Promi
   let step = await pipeline.next();
   while (!step.done) step = await pipeline.next();
   return step.value;
+}
+
+/** The session scope metadata, if sent; bounded like any scope. */
+function sessionScopeHeader(ctx: HandlerContext): string | null {
+  const value = ctx.requestHeader.get(SESSION_SCOPE_HEADER);
+  if (value !== null && value.length > 500) throw new InvalidArgumentError(SESSION_SCOPE_HEADER, "must be at most 500 characters");
+  return value;
 }
 
 /** The belief query of an episode trace: none ran (its episode_query says what did). */

@@ -240,14 +240,30 @@ export function recallRequest(req: RecallRequest): { query: RequestedQuery; mome
   };
 }
 
+/**
+ * Field number of the old memory.search `belief_types` argument, reserved in
+ * SearchRequest. A client built from the old schema still sends it; protobuf
+ * keeps it as an unknown field, and it is refused by name rather than
+ * silently dropped (the caller meant a hard filter it would not get).
+ */
+export const SEARCH_BELIEF_TYPES_FIELD = 12;
+
 export function searchRequest(req: SearchRequest): RequestedQuery {
+  if (req.$unknown?.some((f) => f.no === SEARCH_BELIEF_TYPES_FIELD)) {
+    fail("belief_types", "is not an argument of memory.search@2.1.0; use type_hints (relevance anchors, not a filter)");
+  }
   limits(req.budgetTokens, req.maxItems, "");
+  const typeHints = stringList(req.typeHints, "type_hints");
+  typeHints.forEach((t, i) => {
+    if (!BELIEF_TYPE.test(t)) fail(`type_hints[${i}]`, "must be snake_case (a-z, 0-9, _)");
+  });
   return {
     currentScope: optionalText(req.scope, "scope"),
     text: required(req.text, "text", MAX_TEXT),
     subjects: stringList(req.subjects, "subjects"),
     beliefTypes: [],
-    structuredBeliefTypes: [],
+    // Soft hints: anchors of the structured arm, never a filter on the stored type.
+    structuredBeliefTypes: typeHints,
     includeOwnedResources: false,
     asOf: time(req.asOf, "as_of"),
     knownAt: time(req.knownAt, "known_at"),

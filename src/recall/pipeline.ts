@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type {
+  EpisodeSearchAdvice,
   Moment,
   Principal,
   RecallContext,
@@ -17,6 +18,7 @@ import { lexicalArm } from "./arms/lexical.js";
 import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./collapse.js";
 import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
+import { adviseEpisodicSearch } from "./escalation.js";
 import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
@@ -158,6 +160,19 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const rendered = renderBlock(asOf, policyVersion, assembled.admitted.map((c) => c.renderLine), query.knownAt);
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
 
+  // Escalation: advise (never run) episodic search. A snapshot has no question to escalate.
+  let episodeAdvice: EpisodeSearchAdvice | null = null;
+  if (run.kind !== "snapshot") {
+    const answered = await answeredSubjects(store, run.principal, query.subjects, items);
+    episodeAdvice = adviseEpisodicSearch({
+      text: query.text,
+      subjects: query.subjects,
+      answered: (subject) => answered.has(subject),
+      sessionId: run.context.sessionId,
+      reference: query.asOf ?? now,
+    });
+  }
+
   // 9. Trace, recorded in the same pass, bound to the exact bytes.
   const traceId = randomUUID();
   const degraded = outcomes.filter((o) => o.degraded).map((o) => o.arm).sort();
@@ -170,6 +185,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     traceId,
     asOf,
     knownAt: query.knownAt,
+    episodeAdvice,
   };
   const trace: RecallTrace = {
     id: traceId,
@@ -195,6 +211,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     ranked: candidates.map((c) => toRecalled(c.belief, c.renderLine)),
     asOf,
     tool: run.kind === "search" ? SEARCH_TOOL_ID : "",
+    episodeAdvice,
   };
   await store.recordTrace(run.principal, trace);
   return { result, trace };
@@ -215,6 +232,26 @@ function withDelay(arm: RecallArm, ms: number): RecallArm {
       return arm.run(signal);
     },
   };
+}
+
+/**
+ * The named subjects some returned belief is about, directly or through an
+ * alias. Aliases are looked up only for a subject no returned belief names
+ * literally, and only when something was returned at all.
+ */
+async function answeredSubjects(
+  store: MemoryStore,
+  principal: Principal,
+  subjects: readonly string[],
+  items: readonly RecalledBelief[],
+): Promise<Set<string>> {
+  const returned = new Set(items.map((i) => i.subject.toLowerCase()));
+  const answered = new Set<string>();
+  for (const subject of subjects) {
+    if (returned.has(subject.toLowerCase())) answered.add(subject);
+    else if (returned.size > 0 && (await store.expandSubjects(principal, [subject])).some((n) => returned.has(n))) answered.add(subject);
+  }
+  return answered;
 }
 
 export function sha256Hex(text: string): string {

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../src/domain/errors.js";
@@ -122,4 +123,8 @@ describe("the agent tool descriptions", () => {
     expect(Object.keys(props).sort()).toEqual(["as_of", "known_at", "scope", "subjects", "text", "type_hints"]);
   });
 
+  it("are quoted verbatim in the README", async () => {
+    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
+    for (const tool of AGENT_TOOLS) expect(readme).toContain(tool.description);
+  });
 });

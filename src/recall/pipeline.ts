@@ -68,10 +68,12 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // 1. Form the query.
   const query = effectiveQuery(run.query, run.kind, policy);
   const weights = policy.profiles[query.profile];
-  const [head, namedSubjects] = await Promise.all([
+  const [head, subjectGroups] = await Promise.all([
     store.head(run.principal),
-    store.expandSubjects(run.principal, query.subjects),
+    store.expandSubjectsEach(run.principal, query.subjects),
   ]);
+  // Every name of every named subject (alias-expanded); the groups also serve the escalation check.
+  const namedSubjects = [...new Set([...subjectGroups.values()].flat())].sort();
   // Ranking and rendering are pinned to as_of: the query's, or else the time
   // of the principal's last write, so an unchanged store renders the same bytes.
   const asOf = query.asOf ?? head.updatedAt ?? new Date(0);
@@ -163,7 +165,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // Escalation: advise (never run) episodic search. A snapshot has no question to escalate.
   let episodeAdvice: EpisodeSearchAdvice | null = null;
   if (run.kind !== "snapshot") {
-    const answered = await answeredSubjects(store, run.principal, query.subjects, items);
+    const answered = answeredSubjects(query.subjects, subjectGroups, items);
     episodeAdvice = adviseEpisodicSearch({
       text: query.text,
       subjects: query.subjects,
@@ -234,22 +236,17 @@ function withDelay(arm: RecallArm, ms: number): RecallArm {
   };
 }
 
-/**
- * The named subjects some returned belief is about, directly or through an
- * alias. Aliases are looked up only for a subject no returned belief names
- * literally, and only when something was returned at all.
- */
-async function answeredSubjects(
-  store: MemoryStore,
-  principal: Principal,
+/** The named subjects some returned belief is about, directly or through an alias. */
+function answeredSubjects(
   subjects: readonly string[],
+  groups: ReadonlyMap<string, readonly string[]>,
   items: readonly RecalledBelief[],
-): Promise<Set<string>> {
+): Set<string> {
   const returned = new Set(items.map((i) => i.subject.toLowerCase()));
   const answered = new Set<string>();
   for (const subject of subjects) {
-    if (returned.has(subject.toLowerCase())) answered.add(subject);
-    else if (returned.size > 0 && (await store.expandSubjects(principal, [subject])).some((n) => returned.has(n))) answered.add(subject);
+    const names = groups.get(subject.toLowerCase()) ?? [subject.toLowerCase()];
+    if (names.some((n) => returned.has(n))) answered.add(subject);
   }
   return answered;
 }

@@ -293,6 +293,34 @@ export class MemoryStore {
   }
 
   /**
+   * expandSubjects per requested subject, in one query: each lower-cased
+   * subject maps to its own names (itself, its canonical subject, their
+   * aliases). The union of the groups is exactly expandSubjects' answer; the
+   * groups tell which named subject a returned belief is about.
+   */
+  async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
+    const names = [...new Set(subjects.map((s) => s.toLowerCase()))];
+    const groups = new Map<string, string[]>(names.map((n) => [n, []]));
+    if (names.length === 0) return groups;
+    const rows = await this.db.query<{ requested: string; name: string }>(
+      `WITH requested AS (SELECT unnest($3::text[]) AS requested),
+       canonical AS (
+         SELECT r.requested, lower(a.subject) AS subject FROM requested r
+           JOIN subject_aliases a ON a.tenant_id = $1 AND a.principal_id = $2 AND a.alias_key = r.requested
+         UNION SELECT r.requested, r.requested FROM requested r
+       )
+       SELECT c.requested, c.subject AS name FROM canonical c
+       UNION
+       SELECT c.requested, a.alias_key FROM subject_aliases a JOIN canonical c ON lower(a.subject) = c.subject
+       WHERE a.tenant_id = $1 AND a.principal_id = $2`,
+      [p.tenantId, p.principalId, names],
+    );
+    for (const r of rows) groups.get(r.requested)?.push(r.name);
+    for (const list of groups.values()) list.sort();
+    return groups;
+  }
+
+  /**
    * Structured arm: beliefs whose subject is named (score 1.0), direct
    * ownership/use statements when that lookup is on (its weight, 0.5), or
    * whose type is an anchor (typeWeight, 0.25); the best that applies. With

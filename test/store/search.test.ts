@@ -69,6 +69,28 @@ describe.each(STORE_KINDS)("search support in SQL ($kind)", ({ open }) => {
     });
   });
 
+  describe("expandSubjectsEach", () => {
+    it("groups each named subject's names; the union is expandSubjects' answer", async () => {
+      const p = newPrincipal();
+      await store().putSubjectAliases(p, [
+        { alias: "Acme", subject: "Acme Corp" },
+        { alias: "ACME Inc", subject: "Acme Corp" },
+        { alias: "Zed", subject: "Zanzibar" },
+      ]);
+      const asked = ["Acme", "Zanzibar", "Nobody"];
+      const groups = await store().expandSubjectsEach(p, asked);
+      expect(Object.fromEntries(groups)).toEqual({
+        acme: ["acme", "acme corp", "acme inc"],
+        zanzibar: ["zanzibar", "zed"],
+        nobody: ["nobody"],
+      });
+      expect([...new Set([...groups.values()].flat())].sort()).toEqual(await store().expandSubjects(p, asked));
+      // Another principal's aliases expand nothing.
+      expect(Object.fromEntries(await store().expandSubjectsEach(newPrincipal(), ["Acme"]))).toEqual({ acme: ["acme"] });
+      expect(await store().expandSubjectsEach(p, [])).toEqual(new Map());
+    });
+  });
+
   describe("sessionSnapshotScope", () => {
     it("is the scope of the session's first snapshot trace, for this principal only", async () => {
       const p = newPrincipal();

@@ -8,7 +8,8 @@ export default defineConfig({
     pool: "forks",
     // Two cores: more workers only make PGlite and the sidecar processes fight for them.
     maxWorkers: 2,
-    testTimeout: 30_000,
+    // Generous: several tests start two sidecar processes on PGlite; on 2 busy cores that takes tens of seconds.
+    testTimeout: 90_000,
     hookTimeout: 60_000,
   },
 });

@@ -77,23 +77,24 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
     interceptors: [requestLogInterceptor(logger), identityInterceptor()],
     routes(router) {
-      router.service(
-        MemoryService,
-        memoryService({
-          store,
-          traces,
-          policy: RETRIEVAL_POLICY,
-          clock,
-          traceRetentionHours: config.traceOperatorRetentionHours,
-          defaultSensitivityCeiling: config.defaultSensitivityCeiling,
-          deadline: config.deadline,
-          onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
-          armDelayMs: config.faultArmDelayMs,
-          heads,
-          snapshotCache,
-          onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
-        }),
-      );
+      const memory = memoryService({
+        store,
+        traces,
+        policy: RETRIEVAL_POLICY,
+        clock,
+        traceRetentionHours: config.traceOperatorRetentionHours,
+        defaultSensitivityCeiling: config.defaultSensitivityCeiling,
+        deadline: config.deadline,
+        onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
+        armDelayMs: config.faultArmDelayMs,
+        heads,
+        snapshotCache,
+        onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
+      });
+      router.service(MemoryService, memory);
+      // Search is the model-facing tool: its JSON form refuses unknown keys (such as the old
+      // `belief_types`) instead of dropping them. Registered after the service, so it replaces that route.
+      router.rpc(MemoryService.method.search, memory.search, { jsonOptions: { ignoreUnknownFields: false } });
       router.service(MemoryWriteService, writeService({ store, clock, traces, afterWrite: (p) => heads.forget(p) }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);

@@ -85,6 +85,8 @@ export interface RecallQuery {
   budgetTokens: number;
   maxItems: number;
   minScore: number;
+  /** Search only: where currentScope came from (recorded in the trace). */
+  scopeSource?: ScopeSource;
 }
 
 /** Where the block goes: the ceiling is an isolation predicate. */
@@ -141,6 +143,12 @@ export interface RecallResult {
   snapshotWatermark: number;
   fromCache: boolean;
   corrections: Correction[];
+  /** The valid time the block was rendered with. */
+  asOf?: Date;
+  /** The query's transaction time, when it had one. */
+  knownAt?: Date | null;
+  /** Set when episodic search is advised (never run by the server itself). */
+  episodeAdvice?: EpisodeSearchAdvice | null;
 }
 
 export interface RecallTrace {
@@ -167,6 +175,13 @@ export interface RecallTrace {
   operatorFieldsExpireAt: Date;
   ranked: RecalledBelief[] | null;
   asOf: Date;
+  /** The agent tool that made the call ("memory.search@2.1.0", ...); absent or "" for Recall. */
+  tool?: string;
+  /** RecallEpisodes traces: the episode query that ran, and what it returned. */
+  episodeQuery?: EpisodeTraceQuery | null;
+  returnedEpisodes?: string[];
+  /** The escalation signal that went back with the result. */
+  episodeAdvice?: EpisodeSearchAdvice | null;
   snapshotWatermark: number;
   deltaAfter: number | null;
   corrected: string[];
@@ -219,4 +234,35 @@ export interface Rejection {
   correction: Belief | null;
   scope: string;
   reason: string;
+}
+
+/** Where a search's scope came from: the request, the session, or nowhere. */
+export type ScopeSource = "request" | "session_header" | "session_snapshot" | "none";
+
+export type EscalationReason = "event_query" | "subject_not_found";
+
+/** Where the event log is worth reading; either the session or the time range is set. */
+export interface SuggestedEpisodeScope {
+  sessionId: string;
+  startTime: Date | null;
+  endTime: Date | null;
+  subjects: string[];
+}
+
+/** The escalation signal: episodic search is advised, and where. */
+export interface EpisodeSearchAdvice {
+  reason: EscalationReason;
+  scope: SuggestedEpisodeScope;
+}
+
+/** A RecallEpisodes query as it ran (recorded in its trace). */
+export interface EpisodeTraceQuery {
+  sessionId: string | null;
+  startTime: Date | null;
+  endTime: Date | null;
+  includeArchival: boolean;
+  pageSize: number;
+  budgetTokens: number;
+  archivalBudgetTokens: number;
+  continued: boolean;
 }

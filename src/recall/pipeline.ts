@@ -3,6 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type {
   Correction,
   RecallQuery,
+  EpisodeSearchAdvice,
   Moment,
   Principal,
   RecallContext,
@@ -22,7 +23,8 @@ import { lexicalArm } from "./arms/lexical.js";
 import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./collapse.js";
 import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
-import { eligibilityFilter } from "./hard-filter.js";
+import { adviseEpisodicSearch } from "./escalation.js";
+import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
@@ -30,6 +32,7 @@ import { isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { runArms } from "./run-arms.js";
 import { countTokens } from "./tokens.js";
+import { SEARCH_TOOL_ID } from "./search.js";
 
 /**
  * The read path, steps 1-9 in the spec's order. The store is touched only
@@ -98,7 +101,9 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const cached = cacheKey !== null ? deps.snapshotCache!.get(cacheKey) : undefined;
   if (cached) return fromCache(deps, run, cached, now);
 
-  const namedSubjects = await store.expandSubjects(run.principal, query.subjects);
+  const subjectGroups = await store.expandSubjectsEach(run.principal, query.subjects);
+  // Every name of every named subject (alias-expanded); the groups also serve the escalation check.
+  const namedSubjects = [...new Set([...subjectGroups.values()].flat())].sort();
   // Ranking and rendering are pinned to as_of: the query's, or else the time
   // of the principal's last write, so an unchanged store renders the same bytes.
   const asOf = query.asOf ?? head.updatedAt ?? new Date(0);
@@ -108,13 +113,25 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     now,
     excludePersonaHeld: run.kind === "snapshot",
   });
+  // The bounded ownership lookup is versioned: its queries say so in the header and the trace.
+  const policyVersion = query.includeOwnedResources ? `${policy.version}${policy.ownedResources.tag}` : policy.version;
 
   // 3. Arms, concurrently, one deadline.
   const structuredTypes =
     query.profile === "core" && query.structuredBeliefTypes.length === 0 ? policy.durableTypes : query.structuredBeliefTypes;
   const deltaAfter = run.kind === "in_turn" && ctx.snapshotWatermark !== null ? ctx.snapshotWatermark : null;
   const arms: RecallArm[] = [
-    structuredArm(store, filter, { subjects: namedSubjects, types: structuredTypes, typeWeight: policy.typeAnchorWeight }, policy.candidateCap),
+    structuredArm(
+      store,
+      filter,
+      {
+        subjects: namedSubjects,
+        types: structuredTypes,
+        typeWeight: policy.typeAnchorWeight,
+        owned: query.includeOwnedResources ? policy.ownedResources : null,
+      },
+      policy.candidateCap,
+    ),
     lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
   ];
   if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
@@ -148,7 +165,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       ...belief,
       arms: f.arms,
       carried,
-      score: score(belief, matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy),
+      // A historical query ranks a belief with the lifecycle it had at as_of.
+      score: score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy),
     };
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
@@ -159,12 +177,13 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // 7. Safety pass, per item, and the line each item would render as.
   const candidates = collapsed.kept.map((b) => {
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
-    const line = beliefLine(b, b.carried, conflictsWith, policy);
+    // A historical query bands a belief with the lifecycle it had at as_of.
+    const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy);
     return { belief: b, beliefId: b.beliefId, beliefType: b.beliefType, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
   });
 
   // 8. Assemble to budget and render.
-  const header = renderHeader(asOf, policy.version);
+  const header = renderHeader(asOf, policyVersion, query.knownAt);
   const limits = {
     maxItems: query.maxItems,
     budgetTokens: query.budgetTokens,
@@ -176,8 +195,22 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       ? assembleSnapshot(candidates, { ...limits, durableShare: policy.snapshotDurableShare, durableTypes: policy.durableTypes })
       : assemble(candidates, limits);
   const rendered =
-    renderCorrections(corrections) + renderBlock(asOf, policy.version, assembled.admitted.map((c) => c.renderLine));
+    renderCorrections(corrections) +
+    renderBlock(asOf, policyVersion, assembled.admitted.map((c) => c.renderLine), query.knownAt);
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
+
+  // Escalation: advise (never run) episodic search. A snapshot has no question to escalate.
+  let episodeAdvice: EpisodeSearchAdvice | null = null;
+  if (run.kind !== "snapshot") {
+    const answered = answeredSubjects(query.subjects, subjectGroups, items);
+    episodeAdvice = adviseEpisodicSearch({
+      text: query.text,
+      subjects: query.subjects,
+      answered: (subject) => answered.has(subject),
+      sessionId: run.context.sessionId,
+      reference: query.asOf ?? now,
+    });
+  }
 
   // 9. Trace, recorded in the same pass, bound to the exact bytes.
   const traceId = randomUUID();
@@ -192,6 +225,9 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     snapshotWatermark: head.position,
     fromCache: false,
     corrections,
+    asOf,
+    knownAt: query.knownAt,
+    episodeAdvice,
   };
   const trace: RecallTrace = {
     id: traceId,
@@ -212,7 +248,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     blocked: items.filter((i) => i.blocked).map((i) => i.beliefId),
     // Promotion candidates are the carried beliefs the model then cites: filled in by citations.
     carriedIn: [],
-    retrievalPolicyVersion: policy.version,
+    retrievalPolicyVersion: policyVersion,
     createdAt: now,
     operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
     ranked: candidates.map((c) => toRecalled(c.belief, c.renderLine)),
@@ -223,6 +259,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     consideredNotShown: fused.length - items.length,
     carried: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
     returnedBands: assembled.admitted.map((c) => c.renderLine.band),
+    tool: run.kind === "search" ? SEARCH_TOOL_ID : "",
+    episodeAdvice,
   };
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
   await deps.traces.record(run.principal, trace);
@@ -280,6 +318,21 @@ function withDelay(arm: RecallArm, ms: number): RecallArm {
       return arm.run(signal);
     },
   };
+}
+
+/** The named subjects some returned belief is about, directly or through an alias. */
+function answeredSubjects(
+  subjects: readonly string[],
+  groups: ReadonlyMap<string, readonly string[]>,
+  items: readonly RecalledBelief[],
+): Set<string> {
+  const returned = new Set(items.map((i) => i.subject.toLowerCase()));
+  const answered = new Set<string>();
+  for (const subject of subjects) {
+    const names = groups.get(subject.toLowerCase()) ?? [subject.toLowerCase()];
+    if (names.some((n) => returned.has(n))) answered.add(subject);
+  }
+  return answered;
 }
 
 export function sha256Hex(text: string): string {

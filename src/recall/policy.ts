@@ -62,6 +62,13 @@ export interface RetrievalPolicy {
    * rank, record the trace and reply: a share of the time allowed, bounded.
    */
   deadlineMargin: { share: number; minMs: number; maxMs: number };
+  /**
+   * The bounded ownership lookup ("User has a 2026 Aster S8."): match weight
+   * of an ownership/use statement in the structured arm (between a type-only
+   * anchor and an exact subject), the belief types it may be, and the tag
+   * appended to the policy version of queries that use it.
+   */
+  ownedResources: { weight: number; types: string[]; tag: string };
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
@@ -109,6 +116,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   perSubject: { share: { core: 1, task: 0.5, deep: 0.5 }, min: 3 },
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
+  ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },
 });
 
 function deepFreeze<T>(value: T): T {

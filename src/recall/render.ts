@@ -46,14 +46,19 @@ export function renderLine(line: RenderLine): string {
   return `  ${id} ${origin}${oneLine(line.statement)}  (${AUTHORITY_LABEL[line.authority]}, ${line.band})${conflicts}`;
 }
 
-export function renderHeader(asOf: Date, policy: string): string {
-  return `<memory as_of="${formatAsOf(asOf)}" policy="${policy}">`;
+/**
+ * A query with a transaction time (known_at) renders it beside as_of, so the
+ * block says which knowledge it shows; without one the header is unchanged.
+ */
+export function renderHeader(asOf: Date, policy: string, knownAt: Date | null = null): string {
+  const known = knownAt ? ` known_at="${formatAsOf(knownAt)}"` : "";
+  return `<memory as_of="${formatAsOf(asOf)}"${known} policy="${policy}">`;
 }
 
 export const RENDER_FOOTER = "</memory>";
 
-export function renderBlock(asOf: Date, policy: string, lines: readonly RenderLine[]): string {
-  return [renderHeader(asOf, policy), ...lines.map(renderLine), RENDER_FOOTER].join("\n") + "\n";
+export function renderBlock(asOf: Date, policy: string, lines: readonly RenderLine[], knownAt: Date | null = null): string {
+  return [renderHeader(asOf, policy, knownAt), ...lines.map(renderLine), RENDER_FOOTER].join("\n") + "\n";
 }
 
 /** Statements are one line in the block: a newline could otherwise forge a line of its own. */

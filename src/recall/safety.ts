@@ -85,3 +85,28 @@ export function withheldText(reason: "injection" | "secret" | "private"): string
       return "[BLOCKED] withheld: private reasoning.";
   }
 }
+
+/**
+ * The event log is raw conversation, so the belief scan's injection rules
+ * would withhold ordinary history ("from now on you should use tabs" is a
+ * user's instruction that really happened). Episodes are scanned for what
+ * must never be rendered anywhere: credentials, private reasoning, and markup
+ * that would forge the block, a citation or the conversation.
+ */
+const EPISODE_FORGERY_PATTERNS: readonly RegExp[] = [
+  /<\/?\s*(episodes|memory|system|assistant|instructions?|tool|im_start|im_end)\b[^>]*>/i,
+  /<\|(im_start|im_end|system|endoftext|begin_of_text|start_header_id)\|?>/i,
+  /<<\s*\/?\s*SYS\s*>>/i,
+  /\[\s*(INST|\/INST|SYSTEM)\s*\]/i,
+  /\[(e|m):[0-9a-f]{4,}\]/i,
+  /\[BLOCKED\]/i,
+];
+
+const PRIVATE_EPISODE_KINDS: ReadonlySet<string> = new Set(["private_reasoning", "chain_of_thought", "reasoning", "credential", "secret"]);
+
+export function scanEpisode(content: string, kind: string): SafetyVerdict {
+  if (PRIVATE_EPISODE_KINDS.has(kind.toLowerCase())) return { ok: false, reason: "private" };
+  if (SECRET_PATTERNS.some((re) => re.test(content))) return { ok: false, reason: "secret" };
+  if (EPISODE_FORGERY_PATTERNS.some((re) => re.test(content))) return { ok: false, reason: "injection" };
+  return { ok: true };
+}

@@ -6,6 +6,8 @@ import {
   Authority,
   BeliefStatus,
   ConfidenceBand,
+  EpisodeQuerySchema,
+  EscalationReason,
   Moment,
   Portability,
   Profile,
@@ -17,6 +19,9 @@ import {
   TracedBeliefSchema,
   ScopeLevel,
   Sensitivity,
+  SuggestedEpisodeScopeSchema,
+  type EpisodeQuery,
+  type SuggestedEpisodeScope,
   type RecallQuery,
   type RecallResult,
   type RecallTrace,
@@ -133,6 +138,46 @@ export function recallResultToProto(r: domain.RecallResult): RecallResult {
       supersededBy: c.supersededBy ?? "",
       noLongerHoldsAsOf: toTimestamp(c.noLongerHoldsAsOf),
     })),
+    ...adviceToProto(r.episodeAdvice ?? null),
+    asOf: toTimestamp(r.asOf ?? null),
+    knownAt: toTimestamp(r.knownAt ?? null),
+  });
+}
+
+const ESCALATION_REASON_PB: Record<domain.EscalationReason, EscalationReason> = {
+  event_query: EscalationReason.EVENT_QUERY,
+  subject_not_found: EscalationReason.SUBJECT_NOT_FOUND,
+};
+
+/** The escalation signal's three fields, shared by RecallResult and RecallTrace. */
+export function adviceToProto(advice: domain.EpisodeSearchAdvice | null): {
+  episodicSearchAdvised: boolean;
+  suggestedEpisodeScope: SuggestedEpisodeScope | undefined;
+  escalationReason: EscalationReason;
+} {
+  if (!advice) return { episodicSearchAdvised: false, suggestedEpisodeScope: undefined, escalationReason: EscalationReason.UNSPECIFIED };
+  return {
+    episodicSearchAdvised: true,
+    suggestedEpisodeScope: create(SuggestedEpisodeScopeSchema, {
+      sessionId: advice.scope.sessionId,
+      startTime: toTimestamp(advice.scope.startTime),
+      endTime: toTimestamp(advice.scope.endTime),
+      subjects: advice.scope.subjects,
+    }),
+    escalationReason: ESCALATION_REASON_PB[advice.reason],
+  };
+}
+
+export function episodeQueryToProto(q: domain.EpisodeTraceQuery): EpisodeQuery {
+  return create(EpisodeQuerySchema, {
+    sessionId: q.sessionId ?? "",
+    startTime: toTimestamp(q.startTime),
+    endTime: toTimestamp(q.endTime),
+    includeArchival: q.includeArchival,
+    pageSize: q.pageSize,
+    budgetTokens: q.budgetTokens,
+    archivalBudgetTokens: q.archivalBudgetTokens,
+    continued: q.continued,
   });
 }
 
@@ -152,6 +197,7 @@ export function recallQueryToProto(q: domain.RecallQuery): RecallQuery {
     budgetTokens: q.budgetTokens,
     maxItems: q.maxItems,
     minScore: q.minScore,
+    scopeSource: q.scopeSource ?? "",
   });
 }
 
@@ -179,6 +225,10 @@ export function recallTraceToProto(t: domain.RecallTrace): RecallTrace {
     operatorFieldsExpireAt: toTimestamp(t.operatorFieldsExpireAt),
     ranked: (t.ranked ?? []).map(recalledBeliefToProto),
     asOf: toTimestamp(t.asOf),
+    tool: t.tool ?? "",
+    episodeQuery: t.episodeQuery ? episodeQueryToProto(t.episodeQuery) : undefined,
+    returnedEpisodes: t.returnedEpisodes ?? [],
+    ...adviceToProto(t.episodeAdvice ?? null),
     snapshotWatermark: BigInt(t.snapshotWatermark),
     deltaAfter: t.deltaAfter === null ? undefined : BigInt(t.deltaAfter),
     corrected: t.corrected,

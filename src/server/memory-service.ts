@@ -1,19 +1,22 @@
+import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { NotFoundError } from "../domain/errors.js";
-import type { RecallContext } from "../domain/model.js";
+import { InvalidArgumentError, NotFoundError } from "../domain/errors.js";
+import type { RecallContext, RecallQuery, RecallTrace, ScopeSource } from "../domain/model.js";
 import {
   ArmResultSchema,
   GetTraceResponseSchema,
   MemoryService,
   RecallEpisodesResponseSchema,
   RecallEventSchema,
+  ScopeSource as ScopeSourcePb,
   SearchResponseSchema,
 } from "../gen/memory/v1/memory_service_pb.js";
 import { EpisodeSchema } from "../gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../recall/arms/arm.js";
-import { recall, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
-import { countTokens } from "../recall/tokens.js";
+import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets } from "../recall/episodes.js";
+import { recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
+import { namesTheOwner, resolveSearchScope } from "../recall/search.js";
 import type { SensitivityName } from "../config.js";
 import { traceView } from "../trace/trace-view.js";
 import {
@@ -24,7 +27,7 @@ import {
   SENSITIVITY_LEVEL,
   toTimestamp,
 } from "./convert.js";
-import { decodePageToken, encodePageToken } from "./page-token.js";
+import { decodePageToken, encodePageToken, episodeQueryKey } from "./page-token.js";
 import { assertSameIdentity, principalOf } from "./identity.js";
 import { noteTraceId } from "./request-log.js";
 import * as validate from "./validate.js";
@@ -34,10 +37,21 @@ export interface MemoryServiceDeps extends PipelineDeps {
   deadline: { defaultMs: number; maxMs: number };
 }
 
-/** Episode budgets: archival is the expensive tier and gets the smaller one. */
-const EPISODE_BUDGET = { live: 4000, archival: 1500 };
+/**
+ * The project of the authenticated session, set by the agent runtime (or the
+ * proxy that authenticated the caller) beside x-tenant-id and x-principal-id.
+ * Search resolves an omitted scope from it. A relevance anchor, not a boundary.
+ */
+export const SESSION_SCOPE_HEADER = "x-session-scope";
 
 const SENSITIVITY_PB = reverse(SENSITIVITY_LEVEL);
+
+const SCOPE_SOURCE_PB: Record<ScopeSource, ScopeSourcePb> = {
+  request: ScopeSourcePb.REQUEST,
+  session_header: ScopeSourcePb.SESSION_HEADER,
+  session_snapshot: ScopeSourcePb.SESSION_SNAPSHOT,
+  none: ScopeSourcePb.NONE,
+};
 
 /** Thin handlers: validate, call the pipeline or store, convert. */
 export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof MemoryService> {
@@ -90,54 +104,102 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
 
     async search(req, ctx) {
       const principal = principalOf(ctx);
-      const query = validate.searchRequest(req);
+      const requested = validate.searchRequest(req);
       const surface = validate.surface(req.surface, deps.defaultSensitivityCeiling);
+      const searchContext = context(req, surface, "in_turn");
+      // One rule for an omitted scope (recall/search.ts); the trace and the response record what it resolved to.
+      const resolution = await resolveSearchScope({
+        requested: requested.currentScope,
+        sessionHeader: sessionScopeHeader(ctx),
+        snapshotScope: () =>
+          searchContext.sessionId === "" ? Promise.resolve(null) : deps.store.sessionSnapshotScope(principal, searchContext.sessionId),
+      });
+      const query = {
+        ...requested,
+        currentScope: resolution.scope,
+        scopeSource: resolution.source,
+        includeOwnedResources: namesTheOwner(requested.text ?? "", principal.principalId),
+      };
       const outcome = await drain(
         recall(deps, {
           principal,
           query,
-          context: context(req, surface, "in_turn"),
+          context: searchContext,
           kind: "search",
           deadlineAt: deadlineAt(ctx),
           signal: ctx.signal,
         }),
       );
       noteTraceId(ctx, outcome.result.traceId);
-      return create(SearchResponseSchema, { result: recallResultToProto(outcome.result) });
+      return create(SearchResponseSchema, {
+        result: recallResultToProto(outcome.result),
+        resolvedScope: resolution.scope,
+        scopeSource: SCOPE_SOURCE_PB[resolution.source],
+      });
     },
 
     async recallEpisodes(req, ctx) {
       const principal = principalOf(ctx);
       const q = validate.recallEpisodesRequest(req);
-      const after = req.pageToken === "" ? null : decodePageToken(req.pageToken);
       const surface = validate.surface(req.surface, deps.defaultSensitivityCeiling);
-      const budget = q.budgetTokens || (q.includeArchival ? EPISODE_BUDGET.archival : EPISODE_BUDGET.live);
-      const rows = await deps.store.episodes(principal, {
-        sessionId: q.sessionId,
-        startTime: q.startTime,
-        endTime: q.endTime,
-        includeArchival: q.includeArchival,
+      const queryKey = episodeQueryKey(q);
+      const after = req.pageToken === "" ? null : decodePageToken(req.pageToken, queryKey);
+      const budgets = episodeBudgets(q);
+      const now = deps.clock();
+      const rows = await deps.store.episodes(
+        principal,
+        {
+          sessionId: q.sessionId,
+          startTime: q.startTime,
+          endTime: q.endTime,
+          includeArchival: q.includeArchival,
+          sensitivityCeiling: surface.sensitivityCeiling,
+          after,
+          limit: q.pageSize + 1,
+        },
+        { signal: ctx.signal },
+      );
+      const page = assembleEpisodePage(rows, { ...q, ...budgets });
+      const returned = page.episodes.map((p) => p.episode);
+      const last = returned[returned.length - 1];
+      const traceId = randomUUID();
+      await deps.traces.record(principal, {
+        id: traceId,
+        sessionId: q.callerSessionId.slice(0, 200),
+        runId: q.runId.slice(0, 200),
+        turnId: q.turnId.slice(0, 200),
+        moment: "in_turn",
+        query: NO_BELIEF_QUERY,
+        surfaceId: surface.surfaceId,
         sensitivityCeiling: surface.sensitivityCeiling,
-        after,
-        limit: q.pageSize + 1,
-      });
-      // Fill the page up to the budget; the first episode always fits so paging cannot stall.
-      const page: typeof rows = [];
-      let tokens = 0;
-      let truncated = false;
-      for (const e of rows.slice(0, q.pageSize)) {
-        const cost = countTokens(e.content);
-        if (page.length > 0 && tokens + cost > budget) {
-          truncated = true;
-          break;
-        }
-        page.push(e);
-        tokens += cost;
-      }
-      const more = truncated || rows.length > q.pageSize;
-      const last = page[page.length - 1];
+        renderedSha256: sha256Hex(page.rendered),
+        armLatenciesMs: {},
+        candidates: rows.length,
+        returned: [],
+        cited: [],
+        droppedForBudget: [],
+        droppedForBudgetCount: 0,
+        blocked: page.episodes.filter((p) => p.withheld).map((p) => p.episode.episodeId),
+        carriedIn: [],
+        retrievalPolicyVersion: EPISODE_POLICY.version,
+        createdAt: now,
+        operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
+        ranked: [],
+        asOf: now,
+        tool: EPISODE_POLICY.tool,
+        episodeQuery: { ...q, ...budgets, continued: after !== null },
+        returnedEpisodes: returned.map((e) => e.episodeId),
+        episodeAdvice: null,
+        snapshotWatermark: 0,
+        deltaAfter: null,
+        corrected: [],
+        consideredNotShown: Math.max(0, Math.min(rows.length, q.pageSize) - returned.length),
+        carried: [],
+        returnedBands: [],
+      } satisfies RecallTrace);
+      noteTraceId(ctx, traceId);
       return create(RecallEpisodesResponseSchema, {
-        episodes: page.map((e) =>
+        episodes: returned.map((e) =>
           create(EpisodeSchema, {
             episodeId: e.episodeId,
             sessionId: e.sessionId,
@@ -151,9 +213,13 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
             sensitivity: SENSITIVITY_PB.get(e.sensitivity),
           }),
         ),
-        nextPageToken: more && last ? encodePageToken(last) : "",
-        tokens,
-        truncated,
+        nextPageToken: page.more && last ? encodePageToken(last, queryKey) : "",
+        tokens: page.tokens,
+        truncated: page.truncated,
+        rendered: page.rendered,
+        traceId,
+        withheldEpisodeIds: page.episodes.filter((p) => p.withheld).map((p) => p.episode.episodeId),
+        clippedEpisodeIds: page.episodes.filter((p) => p.clipped).map((p) => p.episode.episodeId),
       });
     },
 
@@ -188,3 +254,28 @@ async function drain(pipeline: AsyncGenerator<ArmOutcome, RecallOutcome>): Promi
   while (!step.done) step = await pipeline.next();
   return step.value;
 }
+
+/** The session scope metadata, if sent; bounded like any scope. */
+function sessionScopeHeader(ctx: HandlerContext): string | null {
+  const value = ctx.requestHeader.get(SESSION_SCOPE_HEADER);
+  if (value !== null && value.length > 500) throw new InvalidArgumentError(SESSION_SCOPE_HEADER, "must be at most 500 characters");
+  return value;
+}
+
+/** The belief query of an episode trace: none ran (its episode_query says what did). */
+const NO_BELIEF_QUERY: RecallQuery = Object.freeze({
+  currentScope: "",
+  text: null,
+  subjects: [],
+  beliefTypes: [],
+  structuredBeliefTypes: [],
+  includeOwnedResources: false,
+  asOf: null,
+  knownAt: null,
+  includeSuperseded: false,
+  includeProvisional: false,
+  profile: "task",
+  budgetTokens: 0,
+  maxItems: 0,
+  minScore: 0,
+}) as RecallQuery;

@@ -273,14 +273,30 @@ export function recallRequest(req: RecallRequest): { query: RequestedQuery; mome
   };
 }
 
+/**
+ * Field number of the old memory.search `belief_types` argument, reserved in
+ * SearchRequest. A client built from the old schema still sends it; protobuf
+ * keeps it as an unknown field, and it is refused by name rather than
+ * silently dropped (the caller meant a hard filter it would not get).
+ */
+export const SEARCH_BELIEF_TYPES_FIELD = 12;
+
 export function searchRequest(req: SearchRequest): RequestedQuery {
+  if (req.$unknown?.some((f) => f.no === SEARCH_BELIEF_TYPES_FIELD)) {
+    fail("belief_types", "is not an argument of memory.search@2.1.0; use type_hints (relevance anchors, not a filter)");
+  }
   limits(req.budgetTokens, req.maxItems, "");
+  const typeHints = stringList(req.typeHints, "type_hints");
+  typeHints.forEach((t, i) => {
+    if (!BELIEF_TYPE.test(t)) fail(`type_hints[${i}]`, "must be snake_case (a-z, 0-9, _)");
+  });
   return {
     currentScope: optionalText(req.scope, "scope"),
     text: required(req.text, "text", MAX_TEXT),
     subjects: stringList(req.subjects, "subjects"),
     beliefTypes: [],
-    structuredBeliefTypes: [],
+    // Soft hints: anchors of the structured arm, never a filter on the stored type.
+    structuredBeliefTypes: typeHints,
     includeOwnedResources: false,
     asOf: time(req.asOf, "as_of"),
     knownAt: time(req.knownAt, "known_at"),
@@ -301,7 +317,23 @@ export function recallEpisodesRequest(req: RecallEpisodesRequest) {
   if (startTime && endTime && endTime.getTime() <= startTime.getTime()) fail("end_time", "must be after start_time");
   if (req.pageSize < 0 || req.pageSize > 500) fail("page_size", "must be between 0 and 500");
   if (req.budgetTokens < 0) fail("budget_tokens", "must not be negative");
-  return { sessionId, startTime, endTime, includeArchival: req.includeArchival, pageSize: req.pageSize || 50, budgetTokens: req.budgetTokens };
+  if (req.budgetTokens > 0 && req.budgetTokens < 64) fail("budget_tokens", "must be 0 (the default) or at least 64");
+  if (req.archivalBudgetTokens < 0) fail("archival_budget_tokens", "must not be negative");
+  if (req.archivalBudgetTokens > 0 && req.archivalBudgetTokens < 64) {
+    fail("archival_budget_tokens", "must be 0 (the default) or at least 64");
+  }
+  return {
+    sessionId,
+    startTime,
+    endTime,
+    includeArchival: req.includeArchival,
+    pageSize: req.pageSize || 50,
+    budgetTokens: req.budgetTokens,
+    archivalBudgetTokens: req.archivalBudgetTokens,
+    callerSessionId: optionalText(req.callerSessionId, "caller_session_id") || (sessionId ?? ""),
+    runId: optionalText(req.runId, "run_id"),
+    turnId: optionalText(req.turnId, "turn_id"),
+  };
 }
 
 /** Session, run and turn ids are kept to their first MAX_CONTEXT_ID characters, when recorded and when looked up. */

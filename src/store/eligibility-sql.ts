@@ -21,6 +21,14 @@ export function eligibilitySql(f: EligibilityFilter, p: SqlParams): string {
     `(b.portability <> 'local' OR b.origin_scope = ${p.add(f.currentScope)}
       OR lower(b.subject) = ANY(${p.add(f.namedSubjects)}::text[]))`,
   ];
+  if (f.historical) {
+    // Status no longer excludes, so a belief the user rejected as not true
+    // (retired, never held) is kept out from the moment of that rejection:
+    // a known_at before it still sees what was recorded then.
+    clauses.push(`NOT EXISTS (SELECT 1 FROM rejections r
+      WHERE r.tenant_id = b.tenant_id AND r.principal_id = b.principal_id AND r.belief_id = b.belief_id
+        AND r.kind = 'not_true' AND r.created_at <= ${knownAt}::timestamptz)`);
+  }
   if (f.beliefTypes.length > 0) clauses.push(`b.belief_type = ANY(${p.add(f.beliefTypes)}::text[])`);
   if (f.excludePersonaHeld) {
     clauses.push(`NOT EXISTS (SELECT 1 FROM persona_entries pe

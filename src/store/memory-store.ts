@@ -48,6 +48,25 @@ export interface SnapshotReportRow {
   misses: number;
 }
 
+/** What the structured arm looks up. */
+export interface StructuredAnchors {
+  /** Lower-cased, alias-expanded subject names (match 1.0). */
+  subjects: readonly string[];
+  /** Belief types to anchor (OR), at typeWeight. */
+  types: readonly string[];
+  typeWeight: number;
+  /** The bounded ownership lookup: direct "User has/owns/drives/uses …" statements of these types. */
+  owned?: { weight: number; types: readonly string[] } | null;
+}
+
+/**
+ * A direct, affirmative ownership or use statement in canonical form:
+ * "User has …", "The user drives …". PostgreSQL ARE, matched with ~*.
+ */
+export const OWNERSHIP_STATEMENT = String.raw`^\s*(the\s+)?user\s+(has|owns|drives|uses)\M`;
+/** Negated and past-use forms that look like ownership and are not: "User has never owned …", "User has had …". */
+export const NOT_OWNERSHIP_STATEMENT = String.raw`^\s*(the\s+)?user\s+has\s+(not|never|no|had|owned|used|driven|sold)\M`;
+
 export interface EpisodeQuery {
   sessionId: string | null;
   startTime: Date | null;
@@ -313,13 +332,44 @@ export class MemoryStore {
   }
 
   /**
-   * Structured arm: beliefs whose subject is named (score 1.0) or whose type is
-   * an anchor (0.25). With no anchors at all (a snapshot), every eligible
-   * belief is a candidate, most durable first.
+   * expandSubjects per requested subject, in one query: each lower-cased
+   * subject maps to its own names (itself, its canonical subject, their
+   * aliases). The union of the groups is exactly expandSubjects' answer; the
+   * groups tell which named subject a returned belief is about.
+   */
+  async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
+    const names = [...new Set(subjects.map((s) => s.toLowerCase()))];
+    const groups = new Map<string, string[]>(names.map((n) => [n, []]));
+    if (names.length === 0) return groups;
+    const rows = await this.db.query<{ requested: string; name: string }>(
+      `WITH requested AS (SELECT unnest($3::text[]) AS requested),
+       canonical AS (
+         SELECT r.requested, lower(a.subject) AS subject FROM requested r
+           JOIN subject_aliases a ON a.tenant_id = $1 AND a.principal_id = $2 AND a.alias_key = r.requested
+         UNION SELECT r.requested, r.requested FROM requested r
+       )
+       SELECT c.requested, c.subject AS name FROM canonical c
+       UNION
+       SELECT c.requested, a.alias_key FROM subject_aliases a JOIN canonical c ON lower(a.subject) = c.subject
+       WHERE a.tenant_id = $1 AND a.principal_id = $2`,
+      [p.tenantId, p.principalId, names],
+    );
+    for (const r of rows) groups.get(r.requested)?.push(r.name);
+    for (const list of groups.values()) list.sort();
+    return groups;
+  }
+
+  /**
+   * Structured arm: beliefs whose subject is named (score 1.0), direct
+   * ownership/use statements when that lookup is on (its weight, 0.5), or
+   * whose type is an anchor (typeWeight, 0.25); the best that applies. With
+   * no anchors at all (a snapshot), every eligible belief is a candidate,
+   * most durable first. Ordering by that score before the LIMIT is what puts
+   * matching candidates ahead of the candidate cap.
    */
   async structuredCandidates(
     f: EligibilityFilter,
-    anchors: { subjects: readonly string[]; types: readonly string[]; typeWeight: number },
+    anchors: StructuredAnchors,
     cap: number,
     options?: QueryOptions,
   ): Promise<ArmCandidate[]> {
@@ -328,14 +378,21 @@ export class MemoryStore {
     const subjects = p.add(anchors.subjects);
     const types = p.add(anchors.types);
     const typeWeight = p.add(anchors.typeWeight);
-    const anchored = anchors.subjects.length > 0 || anchors.types.length > 0;
+    const owned = anchors.owned ?? null;
+    const ownedMatch = owned
+      ? `(b.belief_type = ANY(${p.add(owned.types)}::text[]) AND b.statement ~* ${p.add(OWNERSHIP_STATEMENT)}
+          AND b.statement !~* ${p.add(NOT_OWNERSHIP_STATEMENT)})`
+      : "false";
+    const anchored = anchors.subjects.length > 0 || anchors.types.length > 0 || owned !== null;
     const text = `SELECT ${BELIEF_COLUMNS},
-        CASE WHEN lower(b.subject) = ANY(${subjects}::text[]) THEN 1.0
-             WHEN b.belief_type = ANY(${types}::text[]) THEN ${typeWeight}::float8
-             ELSE 0.0 END AS arm_score
+        GREATEST(
+          CASE WHEN lower(b.subject) = ANY(${subjects}::text[]) THEN 1.0 ELSE 0.0 END,
+          CASE WHEN ${ownedMatch} THEN ${owned ? p.add(owned.weight) : "0"}::float8 ELSE 0.0 END,
+          CASE WHEN b.belief_type = ANY(${types}::text[]) THEN ${typeWeight}::float8 ELSE 0.0 END
+        )::float8 AS arm_score
       FROM beliefs b
       WHERE ${where}
-      ${anchored ? `AND (lower(b.subject) = ANY(${subjects}::text[]) OR b.belief_type = ANY(${types}::text[]))` : ""}
+      ${anchored ? `AND (lower(b.subject) = ANY(${subjects}::text[]) OR b.belief_type = ANY(${types}::text[]) OR ${ownedMatch})` : ""}
       ORDER BY arm_score DESC, CASE b.authority WHEN 'user' THEN 0 WHEN 'affirmed' THEN 1 ELSE 2 END,
         b.confidence DESC, b.evidence_count DESC, b.belief_id
       LIMIT ${p.add(cap)}`;
@@ -372,7 +429,7 @@ export class MemoryStore {
     return rows.map(beliefFromRow);
   }
 
-  async episodes(p: Principal, q: EpisodeQuery): Promise<Episode[]> {
+  async episodes(p: Principal, q: EpisodeQuery, options?: QueryOptions): Promise<Episode[]> {
     const params = new SqlParams();
     const clauses = [
       `e.tenant_id = ${params.add(p.tenantId)}`,
@@ -391,6 +448,7 @@ export class MemoryStore {
       `SELECT ${EPISODE_COLUMNS} FROM episodes e WHERE ${clauses.join(" AND ")}
        ORDER BY e.occurred_at, e.sequence, e.episode_id LIMIT ${params.add(q.limit)}`,
       params.values,
+      options,
     );
     return rows.map(episodeFromRow);
   }
@@ -491,6 +549,21 @@ export class MemoryStore {
   /** The principal's trace, or null: another principal's trace is simply not found. */
   async getTrace(p: Principal, traceId: string): Promise<RecallTrace | null> {
     return this.traces.get(p, traceId);
+  }
+
+  /**
+   * The project a session opened in: the current_scope of the session's
+   * first snapshot recall, or null when it has none. How Search resolves an
+   * omitted scope when the call carries no x-session-scope metadata.
+   */
+  async sessionSnapshotScope(p: Principal, sessionId: string): Promise<string | null> {
+    const rows = await this.db.query<{ scope: string | null }>(
+      `SELECT t.query->>'currentScope' AS scope FROM recall_traces t
+       WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'snapshot'
+       ORDER BY t.created_at, t.trace_id LIMIT 1`,
+      [p.tenantId, p.principalId, sessionId],
+    );
+    return rows[0]?.scope ?? null;
   }
 }
 

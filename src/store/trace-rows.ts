@@ -1,4 +1,12 @@
-import type { ConfidenceBand, RecallQuery, RecallTrace, RecalledBelief, SensitivityLevel } from "../domain/model.js";
+import type {
+  ConfidenceBand,
+  EpisodeSearchAdvice,
+  EpisodeTraceQuery,
+  RecallQuery,
+  RecallTrace,
+  RecalledBelief,
+  SensitivityLevel,
+} from "../domain/model.js";
 import type { Row } from "./sql-client.js";
 
 /** Parameters $3.. of the trace insert (after tenant and principal). JSON goes as text cast to jsonb. */
@@ -31,6 +39,10 @@ export function traceParams(t: RecallTrace): unknown[] {
     t.snapshotWatermark,
     t.deltaAfter,
     t.corrected,
+    t.tool ?? "",
+    t.episodeQuery ? JSON.stringify(t.episodeQuery) : null,
+    t.returnedEpisodes ?? [],
+    t.episodeAdvice ? JSON.stringify(t.episodeAdvice) : null,
   ];
 }
 
@@ -38,17 +50,18 @@ export function traceParams(t: RecallTrace): unknown[] {
 export const INSERT_TRACE = `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, run_id, turn_id,
     moment, query, surface_id, sensitivity_ceiling, rendered_sha256, as_of, returned, dropped_for_budget_count, blocked,
     carried_in, retrieval_policy_version, created_at, operator_fields_expire_at, arm_latencies_ms, candidates,
-    dropped_for_budget, ranked, considered_not_shown, carried, returned_bands, snapshot_watermark, delta_after, corrected)
+    dropped_for_budget, ranked, considered_not_shown, carried, returned_bands, snapshot_watermark, delta_after, corrected,
+    tool, episode_query, returned_episodes, episode_advice)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12::timestamptz, $13::uuid[], $14, $15::uuid[],
     $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb, $24,
-    $25::uuid[], $26::text[], $27, $28, $29::uuid[])
+    $25::uuid[], $26::text[], $27, $28, $29::uuid[], $30, $31::text::jsonb, $32::uuid[], $33::text::jsonb)
   ON CONFLICT (tenant_id, principal_id, trace_id) DO NOTHING
   RETURNING 1 AS ok`;
 
 /** Columns of a trace read (`t` is recall_traces); `cited` is derived from the citations. */
 export const TRACE_COLUMNS = `t.*, t.trace_id::text AS trace_id, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
   t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget, t.carried::text[] AS carried,
-  t.corrected::text[] AS corrected,
+  t.corrected::text[] AS corrected, t.returned_episodes::text[] AS returned_episodes,
   COALESCE((SELECT array_agg(DISTINCT c.belief_id::text ORDER BY c.belief_id::text) FROM citations c
     WHERE c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id), '{}') AS cited`;
 
@@ -82,6 +95,10 @@ export function traceFromRow(r: Row): RecallTrace {
     snapshotWatermark: Number(r.snapshot_watermark),
     deltaAfter: r.delta_after === null || r.delta_after === undefined ? null : Number(r.delta_after),
     corrected: (r.corrected as string[]) ?? [],
+    tool: String(r.tool ?? ""),
+    episodeQuery: reviveEpisodeQuery(parseJson(r.episode_query) as Record<string, unknown> | null),
+    returnedEpisodes: (r.returned_episodes as string[] | null) ?? [],
+    episodeAdvice: reviveAdvice(parseJson(r.episode_advice) as Record<string, unknown> | null),
   };
 }
 
@@ -105,4 +122,20 @@ function reviveRanked(items: Record<string, unknown>[] | null): RecalledBelief[]
     validFrom: new Date(i.validFrom as string),
     validTo: i.validTo ? new Date(i.validTo as string) : null,
   }));
+}
+
+function dateOrNull(value: unknown): Date | null {
+  return value ? new Date(value as string) : null;
+}
+
+function reviveEpisodeQuery(q: Record<string, unknown> | null): EpisodeTraceQuery | null {
+  if (q === null) return null;
+  return { ...(q as unknown as EpisodeTraceQuery), startTime: dateOrNull(q.startTime), endTime: dateOrNull(q.endTime) };
+}
+
+function reviveAdvice(a: Record<string, unknown> | null): EpisodeSearchAdvice | null {
+  if (a === null) return null;
+  const advice = a as unknown as EpisodeSearchAdvice;
+  const scope = a.scope as Record<string, unknown>;
+  return { ...advice, scope: { ...advice.scope, startTime: dateOrNull(scope.startTime), endTime: dateOrNull(scope.endTime) } };
 }

@@ -153,6 +153,10 @@ export function recallTrace(overrides: Partial<RecallTrace> = {}): RecallTrace {
     consideredNotShown: 0,
     carried: [],
     returnedBands: returned.map(() => "high" as const),
+    tool: "",
+    episodeQuery: null,
+    returnedEpisodes: [],
+    episodeAdvice: null,
     ...overrides,
   };
 }

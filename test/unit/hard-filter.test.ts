@@ -67,6 +67,7 @@ describe("eligibilityFilter: isolation and anchors", () => {
       asOf: NOW,
       knownAt: NOW,
       statuses: ["active", "provisional"],
+      historical: false,
       currentScope: "atlas",
       namedSubjects: ["andy", "acme corp"],
       beliefTypes: ["preference"],

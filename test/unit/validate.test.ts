@@ -535,6 +535,10 @@ describe("read-request validators", () => {
       includeArchival: false,
       pageSize: 50,
       budgetTokens: 0,
+      archivalBudgetTokens: 0,
+      callerSessionId: "s1",
+      runId: "",
+      turnId: "",
     });
     expect(validate.recallEpisodesRequest(create(RecallEpisodesRequestSchema, { startTime: ts(T0) })).sessionId).toBeNull();
   });

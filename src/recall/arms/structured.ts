@@ -1,22 +1,18 @@
 import type { EligibilityFilter } from "../hard-filter.js";
-import type { MemoryStore } from "../../store/memory-store.js";
+import type { MemoryStore, StructuredAnchors } from "../../store/memory-store.js";
 import type { RecallArm } from "./arm.js";
 
 /**
- * Structured arm (always on): direct lookup by subject (alias-expanded) and
- * belief type. With no anchors it is skipped, except for the core profile,
- * where the durable types are the anchors (the snapshot has no query text).
+ * Structured arm (always on): direct lookup by subject (alias-expanded),
+ * belief type and, when asked, direct ownership statements. With no anchors
+ * it is skipped, except for the core profile, where the durable types are the
+ * anchors (the snapshot has no query text).
  */
-export function structuredArm(
-  store: MemoryStore,
-  filter: EligibilityFilter,
-  anchors: { subjects: readonly string[]; types: readonly string[]; typeWeight: number },
-  cap: number,
-): RecallArm {
+export function structuredArm(store: MemoryStore, filter: EligibilityFilter, anchors: StructuredAnchors, cap: number): RecallArm {
   return {
     name: "structured",
     async run(signal) {
-      if (anchors.subjects.length === 0 && anchors.types.length === 0) return [];
+      if (anchors.subjects.length === 0 && anchors.types.length === 0 && !anchors.owned) return [];
       return store.structuredCandidates(filter, anchors, cap, { signal });
     },
   };

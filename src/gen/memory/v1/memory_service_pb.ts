@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory_service.proto.
  */
 export const file_memory_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSK4AgoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEiwKDHNlc3Npb25fdHlwZRgHIAEoDjIWLm1lbW9yeS52MS5TZXNzaW9uVHlwZRIdChVjb250ZXh0X3dpbmRvd190b2tlbnMYCCABKAUSHwoSc25hcHNob3Rfd2F0ZXJtYXJrGAkgASgDSACIAQFCFQoTX3NuYXBzaG90X3dhdGVybWFyayJmCgtSZWNhbGxFdmVudBIjCgNhcm0YASABKAsyFC5tZW1vcnkudjEuQXJtUmVzdWx0SAASKQoGcmVzdWx0GAIgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdEgAQgcKBWV2ZW50ImsKCUFybVJlc3VsdBILCgNhcm0YASABKAkSKwoKY2FuZGlkYXRlcxgCIAMoCzIXLm1lbW9yeS52MS5Bcm1DYW5kaWRhdGUSEgoKbGF0ZW5jeV9tcxgDIAEoBRIQCghkZWdyYWRlZBgEIAEoCCIvCgxBcm1DYW5kaWRhdGUSEQoJYmVsaWVmX2lkGAEgASgJEgwKBHJhbmsYAiABKAUimwIKDVNlYXJjaFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIQCghzdWJqZWN0cxgCIAMoCRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3BlGAUgASgJEhUKDWJ1ZGdldF90b2tlbnMYBiABKAUSEQoJbWF4X2l0ZW1zGAcgASgFEhIKCnNlc3Npb25faWQYCCABKAkSDgoGcnVuX2lkGAkgASgJEg8KB3R1cm5faWQYCiABKAkSIwoHc3VyZmFjZRgLIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlIjkKDlNlYXJjaFJlc3BvbnNlEicKBnJlc3VsdBgBIAEoCzIXLm1lbW9yeS52MS5SZWNhbGxSZXN1bHQihgIKFVJlY2FsbEVwaXNvZGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBpbmNsdWRlX2FyY2hpdmFsGAQgASgIEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhUKDWJ1ZGdldF90b2tlbnMYByABKAUSIwoHc3VyZmFjZRgIIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlInoKFlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USJAoIZXBpc29kZXMYASADKAsyEi5tZW1vcnkudjEuRXBpc29kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDgoGdG9rZW5zGAMgASgFEhEKCXRydW5jYXRlZBgEIAEoCCJhCg9HZXRUcmFjZVJlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkSDwoHdHVybl9pZBgCIAEoCRIrCg92aWV3aW5nX3N1cmZhY2UYAyABKAsyEi5tZW1vcnkudjEuU3VyZmFjZSJjChBHZXRUcmFjZVJlc3BvbnNlEiUKBXRyYWNlGAEgASgLMhYubWVtb3J5LnYxLlJlY2FsbFRyYWNlEigKBHZpZXcYAiABKAsyGi5tZW1vcnkudjEuUmVjYWxsVHJhY2VWaWV3KnkKC1Nlc3Npb25UeXBlEhwKGFNFU1NJT05fVFlQRV9VTlNQRUNJRklFRBAAEhwKGFNFU1NJT05fVFlQRV9JTlRFUkFDVElWRRABEhYKElNFU1NJT05fVFlQRV9BU1lOQxACEhYKElNFU1NJT05fVFlQRV9DSElMRBADMqgCCg1NZW1vcnlTZXJ2aWNlEjwKBlJlY2FsbBIYLm1lbW9yeS52MS5SZWNhbGxSZXF1ZXN0GhYubWVtb3J5LnYxLlJlY2FsbEV2ZW50MAESPQoGU2VhcmNoEhgubWVtb3J5LnYxLlNlYXJjaFJlcXVlc3QaGS5tZW1vcnkudjEuU2VhcmNoUmVzcG9uc2USVQoOUmVjYWxsRXBpc29kZXMSIC5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXF1ZXN0GiEubWVtb3J5LnYxLlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USQwoIR2V0VHJhY2USGi5tZW1vcnkudjEuR2V0VHJhY2VSZXF1ZXN0GhsubWVtb3J5LnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_memory_v1_types]);
+  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSK4AgoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEiwKDHNlc3Npb25fdHlwZRgHIAEoDjIWLm1lbW9yeS52MS5TZXNzaW9uVHlwZRIdChVjb250ZXh0X3dpbmRvd190b2tlbnMYCCABKAUSHwoSc25hcHNob3Rfd2F0ZXJtYXJrGAkgASgDSACIAQFCFQoTX3NuYXBzaG90X3dhdGVybWFyayJmCgtSZWNhbGxFdmVudBIjCgNhcm0YASABKAsyFC5tZW1vcnkudjEuQXJtUmVzdWx0SAASKQoGcmVzdWx0GAIgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdEgAQgcKBWV2ZW50ImsKCUFybVJlc3VsdBILCgNhcm0YASABKAkSKwoKY2FuZGlkYXRlcxgCIAMoCzIXLm1lbW9yeS52MS5Bcm1DYW5kaWRhdGUSEgoKbGF0ZW5jeV9tcxgDIAEoBRIQCghkZWdyYWRlZBgEIAEoCCIvCgxBcm1DYW5kaWRhdGUSEQoJYmVsaWVmX2lkGAEgASgJEgwKBHJhbmsYAiABKAUiwwIKDVNlYXJjaFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIQCghzdWJqZWN0cxgCIAMoCRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3BlGAUgASgJEhUKDWJ1ZGdldF90b2tlbnMYBiABKAUSEQoJbWF4X2l0ZW1zGAcgASgFEhIKCnNlc3Npb25faWQYCCABKAkSDgoGcnVuX2lkGAkgASgJEg8KB3R1cm5faWQYCiABKAkSIwoHc3VyZmFjZRgLIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEhIKCnR5cGVfaGludHMYDSADKAlKBAgMEA1SDGJlbGllZl90eXBlcyJ/Cg5TZWFyY2hSZXNwb25zZRInCgZyZXN1bHQYASABKAsyFy5tZW1vcnkudjEuUmVjYWxsUmVzdWx0EhYKDnJlc29sdmVkX3Njb3BlGAIgASgJEiwKDHNjb3BlX3NvdXJjZRgDIAEoDjIWLm1lbW9yeS52MS5TY29wZVNvdXJjZSLiAgoVUmVjYWxsRXBpc29kZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGluY2x1ZGVfYXJjaGl2YWwYBCABKAgSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSFQoNYnVkZ2V0X3Rva2VucxgHIAEoBRIjCgdzdXJmYWNlGAggASgLMhIubWVtb3J5LnYxLlN1cmZhY2USHgoWYXJjaGl2YWxfYnVkZ2V0X3Rva2VucxgJIAEoBRIZChFjYWxsZXJfc2Vzc2lvbl9pZBgKIAEoCRIOCgZydW5faWQYCyABKAkSDwoHdHVybl9pZBgMIAEoCSLZAQoWUmVjYWxsRXBpc29kZXNSZXNwb25zZRIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIOCgZ0b2tlbnMYAyABKAUSEQoJdHJ1bmNhdGVkGAQgASgIEhAKCHJlbmRlcmVkGAUgASgJEhAKCHRyYWNlX2lkGAYgASgJEhwKFHdpdGhoZWxkX2VwaXNvZGVfaWRzGAcgAygJEhsKE2NsaXBwZWRfZXBpc29kZV9pZHMYCCADKAkiYQoPR2V0VHJhY2VSZXF1ZXN0EhAKCHRyYWNlX2lkGAEgASgJEg8KB3R1cm5faWQYAiABKAkSKwoPdmlld2luZ19zdXJmYWNlGAMgASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiYwoQR2V0VHJhY2VSZXNwb25zZRIlCgV0cmFjZRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxUcmFjZRIoCgR2aWV3GAIgASgLMhoubWVtb3J5LnYxLlJlY2FsbFRyYWNlVmlldyp5CgtTZXNzaW9uVHlwZRIcChhTRVNTSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIcChhTRVNTSU9OX1RZUEVfSU5URVJBQ1RJVkUQARIWChJTRVNTSU9OX1RZUEVfQVNZTkMQAhIWChJTRVNTSU9OX1RZUEVfQ0hJTEQQAyqgAQoLU2NvcGVTb3VyY2USHAoYU0NPUEVfU09VUkNFX1VOU1BFQ0lGSUVEEAASGAoUU0NPUEVfU09VUkNFX1JFUVVFU1QQARIfChtTQ09QRV9TT1VSQ0VfU0VTU0lPTl9IRUFERVIQAhIhCh1TQ09QRV9TT1VSQ0VfU0VTU0lPTl9TTkFQU0hPVBADEhUKEVNDT1BFX1NPVVJDRV9OT05FEAQyqAIKDU1lbW9yeVNlcnZpY2USPAoGUmVjYWxsEhgubWVtb3J5LnYxLlJlY2FsbFJlcXVlc3QaFi5tZW1vcnkudjEuUmVjYWxsRXZlbnQwARI9CgZTZWFyY2gSGC5tZW1vcnkudjEuU2VhcmNoUmVxdWVzdBoZLm1lbW9yeS52MS5TZWFyY2hSZXNwb25zZRJVCg5SZWNhbGxFcGlzb2RlcxIgLm1lbW9yeS52MS5SZWNhbGxFcGlzb2Rlc1JlcXVlc3QaIS5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXNwb25zZRJDCghHZXRUcmFjZRIaLm1lbW9yeS52MS5HZXRUcmFjZVJlcXVlc3QaGy5tZW1vcnkudjEuR2V0VHJhY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_memory_v1_types]);
 
 /**
  * @generated from message memory.v1.RecallRequest
@@ -198,35 +198,42 @@ export const ArmCandidateSchema: GenMessage<ArmCandidate> = /*@__PURE__*/
  */
 export type SearchRequest = Message<"memory.v1.SearchRequest"> & {
   /**
-   * Required. What fact is needed, in words.
+   * Required. What fact is needed, in words: name the fact ("home city"),
+   * not only the topic of the question.
    *
    * @generated from field: string text = 1;
    */
   text: string;
 
   /**
-   * Optional structured anchors.
+   * Optional structured anchors; expanded through the principal's subject aliases.
    *
    * @generated from field: repeated string subjects = 2;
    */
   subjects: string[];
 
   /**
-   * When the facts should hold. Unset means now.
+   * When the facts should hold (valid time). Unset means now. A past time
+   * returns what held then, including beliefs superseded since.
    *
    * @generated from field: google.protobuf.Timestamp as_of = 3;
    */
   asOf?: Timestamp | undefined;
 
   /**
-   * What had been recorded as known at this time. Unset means now.
+   * What had been recorded as known at this time (transaction time). Unset
+   * means now. A past time returns what was recorded by then, even if it was
+   * corrected later.
    *
    * @generated from field: google.protobuf.Timestamp known_at = 4;
    */
   knownAt?: Timestamp | undefined;
 
   /**
-   * The project to search from. Unset means the session's scope.
+   * The project to search from. Unset means the session's scope: the
+   * `x-session-scope` metadata header, else the scope of the session's first
+   * snapshot recall (`session_id`), else none. Set it only for an intentional
+   * cross-project lookup.
    *
    * @generated from field: string scope = 5;
    */
@@ -265,6 +272,14 @@ export type SearchRequest = Message<"memory.v1.SearchRequest"> & {
    * @generated from field: memory.v1.Surface surface = 11;
    */
   surface?: Surface | undefined;
+
+  /**
+   * Soft belief-type hints ("preference", "user_model_attr", ...): structured
+   * relevance anchors, never a filter on the stored type.
+   *
+   * @generated from field: repeated string type_hints = 13;
+   */
+  typeHints: string[];
 };
 
 /**
@@ -282,6 +297,18 @@ export type SearchResponse = Message<"memory.v1.SearchResponse"> & {
    * @generated from field: memory.v1.RecallResult result = 1;
    */
   result?: RecallResult | undefined;
+
+  /**
+   * The scope the search ran from (also recorded in the trace's query).
+   *
+   * @generated from field: string resolved_scope = 2;
+   */
+  resolvedScope: string;
+
+  /**
+   * @generated from field: memory.v1.ScopeSource scope_source = 3;
+   */
+  scopeSource: ScopeSource;
 };
 
 /**
@@ -317,7 +344,8 @@ export type RecallEpisodesRequest = Message<"memory.v1.RecallEpisodesRequest"> &
   endTime?: Timestamp | undefined;
 
   /**
-   * Also return archival episodes (the expensive tier).
+   * Also return archival episodes (the expensive tier). They draw on their
+   * own, smaller budget (archival_budget_tokens) as well as the page budget.
    *
    * @generated from field: bool include_archival = 4;
    */
@@ -331,15 +359,14 @@ export type RecallEpisodesRequest = Message<"memory.v1.RecallEpisodesRequest"> &
   pageSize: number;
 
   /**
-   * From a previous response's next_page_token.
+   * From a previous response's next_page_token, for the same query.
    *
    * @generated from field: string page_token = 6;
    */
   pageToken: string;
 
   /**
-   * Token budget for the page; 0 means the server default (smaller when
-   * include_archival is set).
+   * Token budget of the page's rendered block; 0 means 4,000, at most 16,000.
    *
    * @generated from field: int32 budget_tokens = 7;
    */
@@ -349,6 +376,33 @@ export type RecallEpisodesRequest = Message<"memory.v1.RecallEpisodesRequest"> &
    * @generated from field: memory.v1.Surface surface = 8;
    */
   surface?: Surface | undefined;
+
+  /**
+   * Budget for archival episodes within the page; 0 means 1,500, at most
+   * 4,000, and never more than the page budget.
+   *
+   * @generated from field: int32 archival_budget_tokens = 9;
+   */
+  archivalBudgetTokens: number;
+
+  /**
+   * The session, run and turn the call is made from (recorded in the trace;
+   * the trace is deleted with that session). caller_session_id defaults to
+   * session_id.
+   *
+   * @generated from field: string caller_session_id = 10;
+   */
+  callerSessionId: string;
+
+  /**
+   * @generated from field: string run_id = 11;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string turn_id = 12;
+   */
+  turnId: string;
 };
 
 /**
@@ -363,7 +417,8 @@ export const RecallEpisodesRequestSchema: GenMessage<RecallEpisodesRequest> = /*
  */
 export type RecallEpisodesResponse = Message<"memory.v1.RecallEpisodesResponse"> & {
   /**
-   * Ordered by occurred_at, sequence, episode_id. Not deduplicated.
+   * Ordered by occurred_at, sequence, episode_id. Not deduplicated. The
+   * content of a withheld episode is empty.
    *
    * @generated from field: repeated memory.v1.Episode episodes = 1;
    */
@@ -377,18 +432,50 @@ export type RecallEpisodesResponse = Message<"memory.v1.RecallEpisodesResponse">
   nextPageToken: string;
 
   /**
-   * Approximate model tokens of the returned episodes' content.
+   * Approximate model tokens of `rendered`.
    *
    * @generated from field: int32 tokens = 3;
    */
   tokens: number;
 
   /**
-   * True when the page ended early because of the token budget.
+   * True when the page ended early because of a token budget.
    *
    * @generated from field: bool truncated = 4;
    */
   truncated: boolean;
+
+  /**
+   * The page as a deterministic block for the prompt:
+   *   <episodes policy="episodes@1">
+   *     [e:1a2b3c4d] 2026-07-21T14:03:00Z session=s-41 user message: We go with Postgres.
+   *   </episodes>
+   *
+   * @generated from field: string rendered = 5;
+   */
+  rendered: string;
+
+  /**
+   * Id of the RecallTrace recorded for this page (see GetTrace).
+   *
+   * @generated from field: string trace_id = 6;
+   */
+  traceId: string;
+
+  /**
+   * Episodes withheld by the safety pass (credentials, private reasoning).
+   *
+   * @generated from field: repeated string withheld_episode_ids = 7;
+   */
+  withheldEpisodeIds: string[];
+
+  /**
+   * An episode longer than the whole budget is clipped to fit (only ever
+   * the first of a page, so paging always makes progress).
+   *
+   * @generated from field: repeated string clipped_episode_ids = 8;
+   */
+  clippedEpisodeIds: string[];
 };
 
 /**
@@ -502,6 +589,52 @@ export const SessionTypeSchema: GenEnum<SessionType> = /*@__PURE__*/
   enumDesc(file_memory_v1_memory_service, 0);
 
 /**
+ * Where the scope of a search came from.
+ *
+ * @generated from enum memory.v1.ScopeSource
+ */
+export enum ScopeSource {
+  /**
+   * @generated from enum value: SCOPE_SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * SearchRequest.scope was set: an intentional lookup from that project.
+   *
+   * @generated from enum value: SCOPE_SOURCE_REQUEST = 1;
+   */
+  REQUEST = 1,
+
+  /**
+   * The `x-session-scope` metadata header of the call.
+   *
+   * @generated from enum value: SCOPE_SOURCE_SESSION_HEADER = 2;
+   */
+  SESSION_HEADER = 2,
+
+  /**
+   * The current_scope of the session's first snapshot recall.
+   *
+   * @generated from enum value: SCOPE_SOURCE_SESSION_SNAPSHOT = 3;
+   */
+  SESSION_SNAPSHOT = 3,
+
+  /**
+   * Nothing named a scope: no project is "current", every project belief is carried.
+   *
+   * @generated from enum value: SCOPE_SOURCE_NONE = 4;
+   */
+  NONE = 4,
+}
+
+/**
+ * Describes the enum memory.v1.ScopeSource.
+ */
+export const ScopeSourceSchema: GenEnum<ScopeSource> = /*@__PURE__*/
+  enumDesc(file_memory_v1_memory_service, 1);
+
+/**
  * The read path. Every call must carry the metadata headers `x-tenant-id` and
  * `x-principal-id`; they are the only source of the isolation predicates, and
  * nothing in a request body can widen them. Missing identity fails with
@@ -536,8 +669,10 @@ export const MemoryService: GenService<{
     output: typeof SearchResponseSchema;
   },
   /**
-   * The episodic event log: ordered, not deduplicated, paged. Never called
-   * automatically by the server.
+   * The episodic event log (the agent's memory.recall_episodes tool): scoped by
+   * session and/or time range, ordered, not deduplicated, paged, with its own
+   * budget. Never called automatically by the server: Recall only advises it
+   * (RecallResult.episodic_search_advised).
    *
    * @generated from rpc memory.v1.MemoryService.RecallEpisodes
    */

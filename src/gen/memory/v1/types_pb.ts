@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/types.proto.
  */
 export const file_memory_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChVtZW1vcnkvdjEvdHlwZXMucHJvdG8SCW1lbW9yeS52MSJSCgdTdXJmYWNlEhIKCnN1cmZhY2VfaWQYASABKAkSMwoTc2Vuc2l0aXZpdHlfY2VpbGluZxgCIAEoDjIWLm1lbW9yeS52MS5TZW5zaXRpdml0eSKSBgoGQmVsaWVmEhEKCWJlbGllZl9pZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhEKCXN0YXRlbWVudBgDIAEoCRITCgtiZWxpZWZfdHlwZRgEIAEoCRIVCg1wcmVkaWNhdGVfa2V5GAUgASgJEicKBnN0YXR1cxgGIAEoDjIXLm1lbW9yeS52MS5CZWxpZWZTdGF0dXMSEgoKY29uZmlkZW5jZRgHIAEoARInCglhdXRob3JpdHkYCCABKA4yFC5tZW1vcnkudjEuQXV0aG9yaXR5EhQKDG9yaWdpbl9zY29wZRgJIAEoCRIqCgtzY29wZV9sZXZlbBgKIAEoDjIVLm1lbW9yeS52MS5TY29wZUxldmVsEisKC3BvcnRhYmlsaXR5GAsgASgOMhYubWVtb3J5LnYxLlBvcnRhYmlsaXR5EisKC3NlbnNpdGl2aXR5GAwgASgOMhYubWVtb3J5LnYxLlNlbnNpdGl2aXR5Ei4KCnZhbGlkX2Zyb20YDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCHZhbGlkX3RvGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtyZWNvcmRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMcmV0cmFjdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzdXBlcnNlZGVzGBEgAygJEhYKDmNvbmZsaWN0c193aXRoGBIgAygJEhYKDmV2aWRlbmNlX2NvdW50GBMgASgFEjQKEGxhc3RfZXZpZGVuY2VfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGV4cGlyZXNfaGludBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSZmxhZ2dlZF9mb3JfcmV2aWV3GBYgASgIEhoKEnNvdXJjZV9lcGlzb2RlX2lkcxgXIAMoCSLyAQoHRXBpc29kZRISCgplcGlzb2RlX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSLwoLb2NjdXJyZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgDEg0KBWFjdG9yGAUgASgJEgwKBGtpbmQYBiABKAkSDwoHY29udGVudBgHIAEoCRIPCgdwcm9qZWN0GAggASgJEhAKCGFyY2hpdmFsGAkgASgIEisKC3NlbnNpdGl2aXR5GAogASgOMhYubWVtb3J5LnYxLlNlbnNpdGl2aXR5IvcDCgtSZWNhbGxRdWVyeRIRCgl0ZW5hbnRfaWQYASABKAkSFAoMcHJpbmNpcGFsX2lkGAIgASgJEhUKDWN1cnJlbnRfc2NvcGUYAyABKAkSEQoEdGV4dBgEIAEoCUgAiAEBEhAKCHN1YmplY3RzGAUgAygJEhQKDGJlbGllZl90eXBlcxgGIAMoCRIfChdzdHJ1Y3R1cmVkX2JlbGllZl90eXBlcxgHIAMoCRIfChdpbmNsdWRlX293bmVkX3Jlc291cmNlcxgIIAEoCBIpCgVhc19vZhgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSaW5jbHVkZV9zdXBlcnNlZGVkGAogASgIEiAKE2luY2x1ZGVfcHJvdmlzaW9uYWwYCyABKAhIAYgBARIjCgdwcm9maWxlGAwgASgOMhIubWVtb3J5LnYxLlByb2ZpbGUSFQoNYnVkZ2V0X3Rva2VucxgNIAEoBRIRCgltYXhfaXRlbXMYDiABKAUSFgoJbWluX3Njb3JlGA8gASgBSAKIAQESLAoIa25vd25fYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgcKBV90ZXh0QhYKFF9pbmNsdWRlX3Byb3Zpc2lvbmFsQgwKCl9taW5fc2NvcmUi2QMKDlJlY2FsbGVkQmVsaWVmEhEKCWJlbGllZl9pZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhEKCXN0YXRlbWVudBgDIAEoCRITCgtiZWxpZWZfdHlwZRgEIAEoCRInCgZzdGF0dXMYBSABKA4yFy5tZW1vcnkudjEuQmVsaWVmU3RhdHVzEjIKD2NvbmZpZGVuY2VfYmFuZBgGIAEoDjIZLm1lbW9yeS52MS5Db25maWRlbmNlQmFuZBInCglhdXRob3JpdHkYByABKA4yFC5tZW1vcnkudjEuQXV0aG9yaXR5EhQKDG9yaWdpbl9zY29wZRgIIAEoCRIrCgtwb3J0YWJpbGl0eRgJIAEoDjIWLm1lbW9yeS52MS5Qb3J0YWJpbGl0eRIPCgdjYXJyaWVkGAogASgIEi4KCnZhbGlkX2Zyb20YCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCHZhbGlkX3RvGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzY29yZRgNIAEoARIMCgRhcm1zGA4gAygJEhUKDWNvbmZsaWN0X3dpdGgYDyADKAkSDwoHYmxvY2tlZBgQIAEoCCLyAQoMUmVjYWxsUmVzdWx0EigKBWl0ZW1zGAEgAygLMhkubWVtb3J5LnYxLlJlY2FsbGVkQmVsaWVmEhAKCHJlbmRlcmVkGAIgASgJEg4KBnRva2VucxgDIAEoBRIRCgl0cnVuY2F0ZWQYBCABKAgSFQoNYXJtc19kZWdyYWRlZBgFIAMoCRIQCgh0cmFjZV9pZBgGIAEoCRIaChJzbmFwc2hvdF93YXRlcm1hcmsYByABKAMSEgoKZnJvbV9jYWNoZRgIIAEoCBIqCgtjb3JyZWN0aW9ucxgJIAMoCzIVLm1lbW9yeS52MS5Db3JyZWN0aW9uInEKCkNvcnJlY3Rpb24SEQoJYmVsaWVmX2lkGAEgASgJEhUKDXN1cGVyc2VkZWRfYnkYAiABKAkSOQoVbm9fbG9uZ2VyX2hvbGRzX2FzX29mGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLFBwoLUmVjYWxsVHJhY2USCgoCaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSDwoHdHVybl9pZBgEIAEoCRIhCgZtb21lbnQYBSABKA4yES5tZW1vcnkudjEuTW9tZW50EiUKBXF1ZXJ5GAYgASgLMhYubWVtb3J5LnYxLlJlY2FsbFF1ZXJ5EhIKCnN1cmZhY2VfaWQYByABKAkSMwoTc2Vuc2l0aXZpdHlfY2VpbGluZxgIIAEoDjIWLm1lbW9yeS52MS5TZW5zaXRpdml0eRIXCg9yZW5kZXJlZF9zaGEyNTYYCSABKAkSRAoQYXJtX2xhdGVuY2llc19tcxgKIAMoCzIqLm1lbW9yeS52MS5SZWNhbGxUcmFjZS5Bcm1MYXRlbmNpZXNNc0VudHJ5EhcKCmNhbmRpZGF0ZXMYCyABKAVIAIgBARIQCghyZXR1cm5lZBgMIAMoCRINCgVjaXRlZBgNIAMoCRIaChJkcm9wcGVkX2Zvcl9idWRnZXQYDiADKAkSIAoYZHJvcHBlZF9mb3JfYnVkZ2V0X2NvdW50GA8gASgFEg8KB2Jsb2NrZWQYECADKAkSEgoKY2FycmllZF9pbhgRIAMoCRIgChhyZXRyaWV2YWxfcG9saWN5X3ZlcnNpb24YEiABKAkSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPQoZb3BlcmF0b3JfZmllbGRzX2V4cGlyZV9hdBgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoGcmFua2VkGBUgAygLMhkubWVtb3J5LnYxLlJlY2FsbGVkQmVsaWVmEikKBWFzX29mGBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRjb25zaWRlcmVkX25vdF9zaG93bhgXIAEoBRIPCgdjYXJyaWVkGBggAygJEjEKDnJldHVybmVkX2JhbmRzGBkgAygOMhkubWVtb3J5LnYxLkNvbmZpZGVuY2VCYW5kEhoKEnNuYXBzaG90X3dhdGVybWFyaxgeIAEoAxIYCgtkZWx0YV9hZnRlchgfIAEoA0gBiAEBEhEKCWNvcnJlY3RlZBggIAMoCRo1ChNBcm1MYXRlbmNpZXNNc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAFCDQoLX2NhbmRpZGF0ZXNCDgoMX2RlbHRhX2FmdGVyIsYCCgxUcmFjZWRCZWxpZWYSEQoJYmVsaWVmX2lkGAEgASgJEg8KB3N1YmplY3QYAiABKAkSEQoJc3RhdGVtZW50GAMgASgJEi4KCmxlYXJuZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDG9yaWdpbl9zY29wZRgFIAEoCRIPCgdjYXJyaWVkGAYgASgIEicKCWF1dGhvcml0eRgHIAEoDjIULm1lbW9yeS52MS5BdXRob3JpdHkSGQoRc291cmNlX2VwaXNvZGVfaWQYCCABKAkSMgoPY29uZmlkZW5jZV9iYW5kGAkgASgOMhkubWVtb3J5LnYxLkNvbmZpZGVuY2VCYW5kEgwKBHVzZWQYCiABKAgSIgoHbW9tZW50cxgLIAMoDjIRLm1lbW9yeS52MS5Nb21lbnQi1QEKD1JlY2FsbFRyYWNlVmlldxIPCgd0dXJuX2lkGAEgASgJEiIKB21vbWVudHMYAiADKA4yES5tZW1vcnkudjEuTW9tZW50EigKB2JlbGllZnMYAyADKAsyFy5tZW1vcnkudjEuVHJhY2VkQmVsaWVmEhwKFGNvbnNpZGVyZWRfbm90X3Nob3duGAQgASgFEhoKEndpdGhoZWxkX2J5X3NhZmV0eRgFIAEoBRIpCgVhc19vZhgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqnwEKDEJlbGllZlN0YXR1cxIdChlCRUxJRUZfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUQkVMSUVGX1NUQVRVU19BQ1RJVkUQARIdChlCRUxJRUZfU1RBVFVTX1BST1ZJU0lPTkFMEAISHAoYQkVMSUVGX1NUQVRVU19TVVBFUlNFREVEEAMSGQoVQkVMSUVGX1NUQVRVU19FWFBJUkVEEAQqagoJQXV0aG9yaXR5EhkKFUFVVEhPUklUWV9VTlNQRUNJRklFRBAAEhIKDkFVVEhPUklUWV9VU0VSEAESFgoSQVVUSE9SSVRZX0FGRklSTUVEEAISFgoSQVVUSE9SSVRZX0lORkVSUkVEEAMqdwoLUG9ydGFiaWxpdHkSGwoXUE9SVEFCSUxJVFlfVU5TUEVDSUZJRUQQABIYChRQT1JUQUJJTElUWV9QT1JUQUJMRRABEhoKFlBPUlRBQklMSVRZX0NPTlRFWFRVQUwQAhIVChFQT1JUQUJJTElUWV9MT0NBTBADKnAKClNjb3BlTGV2ZWwSGwoXU0NPUEVfTEVWRUxfVU5TUEVDSUZJRUQQABIXChNTQ09QRV9MRVZFTF9QUk9KRUNUEAESFAoQU0NPUEVfTEVWRUxfVVNFUhACEhYKElNDT1BFX0xFVkVMX0dMT0JBTBADKpYBCgtTZW5zaXRpdml0eRIbChdTRU5TSVRJVklUWV9VTlNQRUNJRklFRBAAEhYKElNFTlNJVElWSVRZX1BVQkxJQxABEhgKFFNFTlNJVElWSVRZX1BFUlNPTkFMEAISHAoYU0VOU0lUSVZJVFlfQ09ORklERU5USUFMEAMSGgoWU0VOU0lUSVZJVFlfUkVTVFJJQ1RFRBAEKl8KBk1vbWVudBIWChJNT01FTlRfVU5TUEVDSUZJRUQQABITCg9NT01FTlRfU05BUFNIT1QQARISCg5NT01FTlRfSU5fVFVSThACEhQKEE1PTUVOVF9DSElMRF9SVU4QAypYCgdQcm9maWxlEhcKE1BST0ZJTEVfVU5TUEVDSUZJRUQQABIQCgxQUk9GSUxFX0NPUkUQARIQCgxQUk9GSUxFX1RBU0sQAhIQCgxQUk9GSUxFX0RFRVAQAyqAAQoOQ29uZmlkZW5jZUJhbmQSHwobQ09ORklERU5DRV9CQU5EX1VOU1BFQ0lGSUVEEAASGAoUQ09ORklERU5DRV9CQU5EX0hJR0gQARIaChZDT05GSURFTkNFX0JBTkRfTUVESVVNEAISFwoTQ09ORklERU5DRV9CQU5EX0xPVxADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChVtZW1vcnkvdjEvdHlwZXMucHJvdG8SCW1lbW9yeS52MSJSCgdTdXJmYWNlEhIKCnN1cmZhY2VfaWQYASABKAkSMwoTc2Vuc2l0aXZpdHlfY2VpbGluZxgCIAEoDjIWLm1lbW9yeS52MS5TZW5zaXRpdml0eSKSBgoGQmVsaWVmEhEKCWJlbGllZl9pZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhEKCXN0YXRlbWVudBgDIAEoCRITCgtiZWxpZWZfdHlwZRgEIAEoCRIVCg1wcmVkaWNhdGVfa2V5GAUgASgJEicKBnN0YXR1cxgGIAEoDjIXLm1lbW9yeS52MS5CZWxpZWZTdGF0dXMSEgoKY29uZmlkZW5jZRgHIAEoARInCglhdXRob3JpdHkYCCABKA4yFC5tZW1vcnkudjEuQXV0aG9yaXR5EhQKDG9yaWdpbl9zY29wZRgJIAEoCRIqCgtzY29wZV9sZXZlbBgKIAEoDjIVLm1lbW9yeS52MS5TY29wZUxldmVsEisKC3BvcnRhYmlsaXR5GAsgASgOMhYubWVtb3J5LnYxLlBvcnRhYmlsaXR5EisKC3NlbnNpdGl2aXR5GAwgASgOMhYubWVtb3J5LnYxLlNlbnNpdGl2aXR5Ei4KCnZhbGlkX2Zyb20YDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCHZhbGlkX3RvGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtyZWNvcmRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMcmV0cmFjdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzdXBlcnNlZGVzGBEgAygJEhYKDmNvbmZsaWN0c193aXRoGBIgAygJEhYKDmV2aWRlbmNlX2NvdW50GBMgASgFEjQKEGxhc3RfZXZpZGVuY2VfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGV4cGlyZXNfaGludBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSZmxhZ2dlZF9mb3JfcmV2aWV3GBYgASgIEhoKEnNvdXJjZV9lcGlzb2RlX2lkcxgXIAMoCSLyAQoHRXBpc29kZRISCgplcGlzb2RlX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSLwoLb2NjdXJyZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgDEg0KBWFjdG9yGAUgASgJEgwKBGtpbmQYBiABKAkSDwoHY29udGVudBgHIAEoCRIPCgdwcm9qZWN0GAggASgJEhAKCGFyY2hpdmFsGAkgASgIEisKC3NlbnNpdGl2aXR5GAogASgOMhYubWVtb3J5LnYxLlNlbnNpdGl2aXR5Io0ECgtSZWNhbGxRdWVyeRIRCgl0ZW5hbnRfaWQYASABKAkSFAoMcHJpbmNpcGFsX2lkGAIgASgJEhUKDWN1cnJlbnRfc2NvcGUYAyABKAkSEQoEdGV4dBgEIAEoCUgAiAEBEhAKCHN1YmplY3RzGAUgAygJEhQKDGJlbGllZl90eXBlcxgGIAMoCRIfChdzdHJ1Y3R1cmVkX2JlbGllZl90eXBlcxgHIAMoCRIfChdpbmNsdWRlX293bmVkX3Jlc291cmNlcxgIIAEoCBIpCgVhc19vZhgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSaW5jbHVkZV9zdXBlcnNlZGVkGAogASgIEiAKE2luY2x1ZGVfcHJvdmlzaW9uYWwYCyABKAhIAYgBARIjCgdwcm9maWxlGAwgASgOMhIubWVtb3J5LnYxLlByb2ZpbGUSFQoNYnVkZ2V0X3Rva2VucxgNIAEoBRIRCgltYXhfaXRlbXMYDiABKAUSFgoJbWluX3Njb3JlGA8gASgBSAKIAQESLAoIa25vd25fYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHNjb3BlX3NvdXJjZRgUIAEoCUIHCgVfdGV4dEIWChRfaW5jbHVkZV9wcm92aXNpb25hbEIMCgpfbWluX3Njb3JlItkDCg5SZWNhbGxlZEJlbGllZhIRCgliZWxpZWZfaWQYASABKAkSDwoHc3ViamVjdBgCIAEoCRIRCglzdGF0ZW1lbnQYAyABKAkSEwoLYmVsaWVmX3R5cGUYBCABKAkSJwoGc3RhdHVzGAUgASgOMhcubWVtb3J5LnYxLkJlbGllZlN0YXR1cxIyCg9jb25maWRlbmNlX2JhbmQYBiABKA4yGS5tZW1vcnkudjEuQ29uZmlkZW5jZUJhbmQSJwoJYXV0aG9yaXR5GAcgASgOMhQubWVtb3J5LnYxLkF1dGhvcml0eRIUCgxvcmlnaW5fc2NvcGUYCCABKAkSKwoLcG9ydGFiaWxpdHkYCSABKA4yFi5tZW1vcnkudjEuUG9ydGFiaWxpdHkSDwoHY2FycmllZBgKIAEoCBIuCgp2YWxpZF9mcm9tGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgh2YWxpZF90bxgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc2NvcmUYDSABKAESDAoEYXJtcxgOIAMoCRIVCg1jb25mbGljdF93aXRoGA8gAygJEg8KB2Jsb2NrZWQYECABKAgi5wMKDFJlY2FsbFJlc3VsdBIoCgVpdGVtcxgBIAMoCzIZLm1lbW9yeS52MS5SZWNhbGxlZEJlbGllZhIQCghyZW5kZXJlZBgCIAEoCRIOCgZ0b2tlbnMYAyABKAUSEQoJdHJ1bmNhdGVkGAQgASgIEhUKDWFybXNfZGVncmFkZWQYBSADKAkSEAoIdHJhY2VfaWQYBiABKAkSGgoSc25hcHNob3Rfd2F0ZXJtYXJrGAcgASgDEhIKCmZyb21fY2FjaGUYCCABKAgSKgoLY29ycmVjdGlvbnMYCSADKAsyFS5tZW1vcnkudjEuQ29ycmVjdGlvbhIfChdlcGlzb2RpY19zZWFyY2hfYWR2aXNlZBgKIAEoCBJBChdzdWdnZXN0ZWRfZXBpc29kZV9zY29wZRgLIAEoCzIgLm1lbW9yeS52MS5TdWdnZXN0ZWRFcGlzb2RlU2NvcGUSNgoRZXNjYWxhdGlvbl9yZWFzb24YDCABKA4yGy5tZW1vcnkudjEuRXNjYWxhdGlvblJlYXNvbhIpCgVhc19vZhgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInEKCkNvcnJlY3Rpb24SEQoJYmVsaWVmX2lkGAEgASgJEhUKDXN1cGVyc2VkZWRfYnkYAiABKAkSOQoVbm9fbG9uZ2VyX2hvbGRzX2FzX29mGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK6CQoLUmVjYWxsVHJhY2USCgoCaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSDwoHdHVybl9pZBgEIAEoCRIhCgZtb21lbnQYBSABKA4yES5tZW1vcnkudjEuTW9tZW50EiUKBXF1ZXJ5GAYgASgLMhYubWVtb3J5LnYxLlJlY2FsbFF1ZXJ5EhIKCnN1cmZhY2VfaWQYByABKAkSMwoTc2Vuc2l0aXZpdHlfY2VpbGluZxgIIAEoDjIWLm1lbW9yeS52MS5TZW5zaXRpdml0eRIXCg9yZW5kZXJlZF9zaGEyNTYYCSABKAkSRAoQYXJtX2xhdGVuY2llc19tcxgKIAMoCzIqLm1lbW9yeS52MS5SZWNhbGxUcmFjZS5Bcm1MYXRlbmNpZXNNc0VudHJ5EhcKCmNhbmRpZGF0ZXMYCyABKAVIAIgBARIQCghyZXR1cm5lZBgMIAMoCRINCgVjaXRlZBgNIAMoCRIaChJkcm9wcGVkX2Zvcl9idWRnZXQYDiADKAkSIAoYZHJvcHBlZF9mb3JfYnVkZ2V0X2NvdW50GA8gASgFEg8KB2Jsb2NrZWQYECADKAkSEgoKY2FycmllZF9pbhgRIAMoCRIgChhyZXRyaWV2YWxfcG9saWN5X3ZlcnNpb24YEiABKAkSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPQoZb3BlcmF0b3JfZmllbGRzX2V4cGlyZV9hdBgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoGcmFua2VkGBUgAygLMhkubWVtb3J5LnYxLlJlY2FsbGVkQmVsaWVmEikKBWFzX29mGBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRjb25zaWRlcmVkX25vdF9zaG93bhgXIAEoBRIPCgdjYXJyaWVkGBggAygJEjEKDnJldHVybmVkX2JhbmRzGBkgAygOMhkubWVtb3J5LnYxLkNvbmZpZGVuY2VCYW5kEhoKEnNuYXBzaG90X3dhdGVybWFyaxgeIAEoAxIYCgtkZWx0YV9hZnRlchgfIAEoA0gBiAEBEhEKCWNvcnJlY3RlZBggIAMoCRIMCgR0b29sGCIgASgJEi4KDWVwaXNvZGVfcXVlcnkYIyABKAsyFy5tZW1vcnkudjEuRXBpc29kZVF1ZXJ5EhkKEXJldHVybmVkX2VwaXNvZGVzGCQgAygJEh8KF2VwaXNvZGljX3NlYXJjaF9hZHZpc2VkGCUgASgIEkEKF3N1Z2dlc3RlZF9lcGlzb2RlX3Njb3BlGCYgASgLMiAubWVtb3J5LnYxLlN1Z2dlc3RlZEVwaXNvZGVTY29wZRI2ChFlc2NhbGF0aW9uX3JlYXNvbhgnIAEoDjIbLm1lbW9yeS52MS5Fc2NhbGF0aW9uUmVhc29uGjUKE0FybUxhdGVuY2llc01zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4AUINCgtfY2FuZGlkYXRlc0IOCgxfZGVsdGFfYWZ0ZXIixgIKDFRyYWNlZEJlbGllZhIRCgliZWxpZWZfaWQYASABKAkSDwoHc3ViamVjdBgCIAEoCRIRCglzdGF0ZW1lbnQYAyABKAkSLgoKbGVhcm5lZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMb3JpZ2luX3Njb3BlGAUgASgJEg8KB2NhcnJpZWQYBiABKAgSJwoJYXV0aG9yaXR5GAcgASgOMhQubWVtb3J5LnYxLkF1dGhvcml0eRIZChFzb3VyY2VfZXBpc29kZV9pZBgIIAEoCRIyCg9jb25maWRlbmNlX2JhbmQYCSABKA4yGS5tZW1vcnkudjEuQ29uZmlkZW5jZUJhbmQSDAoEdXNlZBgKIAEoCBIiCgdtb21lbnRzGAsgAygOMhEubWVtb3J5LnYxLk1vbWVudCLVAQoPUmVjYWxsVHJhY2VWaWV3Eg8KB3R1cm5faWQYASABKAkSIgoHbW9tZW50cxgCIAMoDjIRLm1lbW9yeS52MS5Nb21lbnQSKAoHYmVsaWVmcxgDIAMoCzIXLm1lbW9yeS52MS5UcmFjZWRCZWxpZWYSHAoUY29uc2lkZXJlZF9ub3Rfc2hvd24YBCABKAUSGgoSd2l0aGhlbGRfYnlfc2FmZXR5GAUgASgFEikKBWFzX29mGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKbAQoVU3VnZ2VzdGVkRXBpc29kZVNjb3BlEhIKCnNlc3Npb25faWQYASABKAkSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHN1YmplY3RzGAQgAygJIvcBCgxFcGlzb2RlUXVlcnkSEgoKc2Vzc2lvbl9pZBgBIAEoCRIuCgpzdGFydF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQaW5jbHVkZV9hcmNoaXZhbBgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSFQoNYnVkZ2V0X3Rva2VucxgGIAEoBRIeChZhcmNoaXZhbF9idWRnZXRfdG9rZW5zGAcgASgFEhEKCWNvbnRpbnVlZBgIIAEoCCqfAQoMQmVsaWVmU3RhdHVzEh0KGUJFTElFRl9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRCRUxJRUZfU1RBVFVTX0FDVElWRRABEh0KGUJFTElFRl9TVEFUVVNfUFJPVklTSU9OQUwQAhIcChhCRUxJRUZfU1RBVFVTX1NVUEVSU0VERUQQAxIZChVCRUxJRUZfU1RBVFVTX0VYUElSRUQQBCpqCglBdXRob3JpdHkSGQoVQVVUSE9SSVRZX1VOU1BFQ0lGSUVEEAASEgoOQVVUSE9SSVRZX1VTRVIQARIWChJBVVRIT1JJVFlfQUZGSVJNRUQQAhIWChJBVVRIT1JJVFlfSU5GRVJSRUQQAyp3CgtQb3J0YWJpbGl0eRIbChdQT1JUQUJJTElUWV9VTlNQRUNJRklFRBAAEhgKFFBPUlRBQklMSVRZX1BPUlRBQkxFEAESGgoWUE9SVEFCSUxJVFlfQ09OVEVYVFVBTBACEhUKEVBPUlRBQklMSVRZX0xPQ0FMEAMqcAoKU2NvcGVMZXZlbBIbChdTQ09QRV9MRVZFTF9VTlNQRUNJRklFRBAAEhcKE1NDT1BFX0xFVkVMX1BST0pFQ1QQARIUChBTQ09QRV9MRVZFTF9VU0VSEAISFgoSU0NPUEVfTEVWRUxfR0xPQkFMEAMqlgEKC1NlbnNpdGl2aXR5EhsKF1NFTlNJVElWSVRZX1VOU1BFQ0lGSUVEEAASFgoSU0VOU0lUSVZJVFlfUFVCTElDEAESGAoUU0VOU0lUSVZJVFlfUEVSU09OQUwQAhIcChhTRU5TSVRJVklUWV9DT05GSURFTlRJQUwQAxIaChZTRU5TSVRJVklUWV9SRVNUUklDVEVEEAQqXwoGTW9tZW50EhYKEk1PTUVOVF9VTlNQRUNJRklFRBAAEhMKD01PTUVOVF9TTkFQU0hPVBABEhIKDk1PTUVOVF9JTl9UVVJOEAISFAoQTU9NRU5UX0NISUxEX1JVThADKlgKB1Byb2ZpbGUSFwoTUFJPRklMRV9VTlNQRUNJRklFRBAAEhAKDFBST0ZJTEVfQ09SRRABEhAKDFBST0ZJTEVfVEFTSxACEhAKDFBST0ZJTEVfREVFUBADKoABCg5Db25maWRlbmNlQmFuZBIfChtDT05GSURFTkNFX0JBTkRfVU5TUEVDSUZJRUQQABIYChRDT05GSURFTkNFX0JBTkRfSElHSBABEhoKFkNPTkZJREVOQ0VfQkFORF9NRURJVU0QAhIXChNDT05GSURFTkNFX0JBTkRfTE9XEAMqgQEKEEVzY2FsYXRpb25SZWFzb24SIQodRVNDQUxBVElPTl9SRUFTT05fVU5TUEVDSUZJRUQQABIhCh1FU0NBTEFUSU9OX1JFQVNPTl9FVkVOVF9RVUVSWRABEicKI0VTQ0FMQVRJT05fUkVBU09OX1NVQkpFQ1RfTk9UX0ZPVU5EEAJiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * The surface a block is rendered for. Its ceiling bounds what can be shown.
@@ -424,6 +424,14 @@ export type RecallQuery = Message<"memory.v1.RecallQuery"> & {
    * @generated from field: google.protobuf.Timestamp known_at = 16;
    */
   knownAt?: Timestamp | undefined;
+
+  /**
+   * Search only: where current_scope came from ("request", "session_header",
+   * "session_snapshot", "none"); empty for Recall.
+   *
+   * @generated from field: string scope_source = 20;
+   */
+  scopeSource: string;
 };
 
 /**
@@ -612,6 +620,44 @@ export type RecallResult = Message<"memory.v1.RecallResult"> & {
    * @generated from field: repeated memory.v1.Correction corrections = 9;
    */
   corrections: Correction[];
+
+  /**
+   * True when the question is about events, or names a subject no returned
+   * belief is about: the agent should consider memory.recall_episodes
+   * (RecallEpisodes) with suggested_episode_scope. The server never runs it
+   * by itself. Never set for a snapshot.
+   *
+   * @generated from field: bool episodic_search_advised = 10;
+   */
+  episodicSearchAdvised: boolean;
+
+  /**
+   * Set with episodic_search_advised.
+   *
+   * @generated from field: memory.v1.SuggestedEpisodeScope suggested_episode_scope = 11;
+   */
+  suggestedEpisodeScope?: SuggestedEpisodeScope | undefined;
+
+  /**
+   * Why episodic search is advised.
+   *
+   * @generated from field: memory.v1.EscalationReason escalation_reason = 12;
+   */
+  escalationReason: EscalationReason;
+
+  /**
+   * The valid time the block was rendered with (as in its header).
+   *
+   * @generated from field: google.protobuf.Timestamp as_of = 13;
+   */
+  asOf?: Timestamp | undefined;
+
+  /**
+   * The transaction time of the query, when it had one (also in the header).
+   *
+   * @generated from field: google.protobuf.Timestamp known_at = 14;
+   */
+  knownAt?: Timestamp | undefined;
 };
 
 /**
@@ -844,6 +890,45 @@ export type RecallTrace = Message<"memory.v1.RecallTrace"> & {
    * @generated from field: repeated string corrected = 32;
    */
   corrected: string[];
+
+  /**
+   * The agent tool that made the call: "memory.search@2.1.0",
+   * "memory.recall_episodes@1"; empty for Recall.
+   *
+   * @generated from field: string tool = 34;
+   */
+  tool: string;
+
+  /**
+   * RecallEpisodes only: the episode query that ran (`query` is then empty).
+   *
+   * @generated from field: memory.v1.EpisodeQuery episode_query = 35;
+   */
+  episodeQuery?: EpisodeQuery | undefined;
+
+  /**
+   * RecallEpisodes only: the episode ids returned, in order.
+   *
+   * @generated from field: repeated string returned_episodes = 36;
+   */
+  returnedEpisodes: string[];
+
+  /**
+   * The escalation signal returned with the result.
+   *
+   * @generated from field: bool episodic_search_advised = 37;
+   */
+  episodicSearchAdvised: boolean;
+
+  /**
+   * @generated from field: memory.v1.SuggestedEpisodeScope suggested_episode_scope = 38;
+   */
+  suggestedEpisodeScope?: SuggestedEpisodeScope | undefined;
+
+  /**
+   * @generated from field: memory.v1.EscalationReason escalation_reason = 39;
+   */
+  escalationReason: EscalationReason;
 };
 
 /**
@@ -979,6 +1064,108 @@ export type RecallTraceView = Message<"memory.v1.RecallTraceView"> & {
  */
 export const RecallTraceViewSchema: GenMessage<RecallTraceView> = /*@__PURE__*/
   messageDesc(file_memory_v1_types, 9);
+
+/**
+ * Where the event log is worth reading: use these as the RecallEpisodes
+ * request. Either session_id or the time range is set.
+ *
+ * @generated from message memory.v1.SuggestedEpisodeScope
+ */
+export type SuggestedEpisodeScope = Message<"memory.v1.SuggestedEpisodeScope"> & {
+  /**
+   * The current session (when the question is about it, or a subject it
+   * names is not yet in the belief store).
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Inclusive start of the suggested time range (UTC day boundaries).
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 2;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * Exclusive end of the suggested time range.
+   *
+   * @generated from field: google.protobuf.Timestamp end_time = 3;
+   */
+  endTime?: Timestamp | undefined;
+
+  /**
+   * Subjects to look for in the events (the ones no belief answered).
+   *
+   * @generated from field: repeated string subjects = 4;
+   */
+  subjects: string[];
+};
+
+/**
+ * Describes the message memory.v1.SuggestedEpisodeScope.
+ * Use `create(SuggestedEpisodeScopeSchema)` to create a new message.
+ */
+export const SuggestedEpisodeScopeSchema: GenMessage<SuggestedEpisodeScope> = /*@__PURE__*/
+  messageDesc(file_memory_v1_types, 10);
+
+/**
+ * A RecallEpisodes query as it ran, for its trace.
+ *
+ * @generated from message memory.v1.EpisodeQuery
+ */
+export type EpisodeQuery = Message<"memory.v1.EpisodeQuery"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp start_time = 2;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp end_time = 3;
+   */
+  endTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: bool include_archival = 4;
+   */
+  includeArchival: boolean;
+
+  /**
+   * @generated from field: int32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * The effective page and archival budgets.
+   *
+   * @generated from field: int32 budget_tokens = 6;
+   */
+  budgetTokens: number;
+
+  /**
+   * @generated from field: int32 archival_budget_tokens = 7;
+   */
+  archivalBudgetTokens: number;
+
+  /**
+   * True when the page continued from a page token.
+   *
+   * @generated from field: bool continued = 8;
+   */
+  continued: boolean;
+};
+
+/**
+ * Describes the message memory.v1.EpisodeQuery.
+ * Use `create(EpisodeQuerySchema)` to create a new message.
+ */
+export const EpisodeQuerySchema: GenMessage<EpisodeQuery> = /*@__PURE__*/
+  messageDesc(file_memory_v1_types, 11);
 
 /**
  * Lifecycle state of a belief. Only ACTIVE and PROVISIONAL are eligible for
@@ -1298,4 +1485,36 @@ export enum ConfidenceBand {
  */
 export const ConfidenceBandSchema: GenEnum<ConfidenceBand> = /*@__PURE__*/
   enumDesc(file_memory_v1_types, 7);
+
+/**
+ * Why a recall advises episodic search.
+ *
+ * @generated from enum memory.v1.EscalationReason
+ */
+export enum EscalationReason {
+  /**
+   * @generated from enum value: ESCALATION_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The question is explicitly about events ("what did we decide on Tuesday").
+   *
+   * @generated from enum value: ESCALATION_REASON_EVENT_QUERY = 1;
+   */
+  EVENT_QUERY = 1,
+
+  /**
+   * A named subject has no belief above the relevance floor.
+   *
+   * @generated from enum value: ESCALATION_REASON_SUBJECT_NOT_FOUND = 2;
+   */
+  SUBJECT_NOT_FOUND = 2,
+}
+
+/**
+ * Describes the enum memory.v1.EscalationReason.
+ */
+export const EscalationReasonSchema: GenEnum<EscalationReason> = /*@__PURE__*/
+  enumDesc(file_memory_v1_types, 8);
 

@@ -34,7 +34,8 @@ import { runArms } from "./run-arms.js";
 
 /** Where the pipeline records its trace (trace/trace-writer.ts in the server). */
 export interface TraceRecorder {
-  record(principal: Principal, trace: RecallTrace): Promise<void>;
+  /** Resolves once the trace is written or safely queued, by `deadlineAt` at the latest. */
+  record(principal: Principal, trace: RecallTrace, deadlineAt?: number): Promise<void>;
 }
 
 export interface PipelineDeps {
@@ -181,7 +182,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     returnedBands: assembled.admitted.map((c) => c.renderLine.band),
   };
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
-  await deps.traces.record(run.principal, trace);
+  await deps.traces.record(run.principal, trace, run.deadlineAt);
   return { result, trace };
 }
 

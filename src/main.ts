@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Config } from "./config.js";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "./gen/grpc/health/v1/health_pb.js";
@@ -161,7 +162,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         health.shutdown();
         const { forced } = await server.close(config.shutdownGraceMs);
         if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
-        await sweeper?.stop();
+        // A sweep stuck on an unreachable store must not hold the shutdown.
+        await Promise.race([sweeper?.stop(), delay(Math.max(0, deadlineAt - Date.now()), undefined, { ref: false })]);
         // Queued traces get what is left of the grace period, and at least a moment.
         await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         await heads.stop();

@@ -48,7 +48,8 @@ export interface CachedSnapshot {
 
 /** Where the pipeline records its trace (trace/trace-writer.ts in the server). */
 export interface TraceRecorder {
-  record(principal: Principal, trace: RecallTrace): Promise<void>;
+  /** Resolves once the trace is written or safely queued, by `deadlineAt` at the latest. */
+  record(principal: Principal, trace: RecallTrace, deadlineAt?: number): Promise<void>;
 }
 
 export interface PipelineDeps {
@@ -263,7 +264,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     episodeAdvice,
   };
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
-  await deps.traces.record(run.principal, trace);
+  await deps.traces.record(run.principal, trace, run.deadlineAt);
   // Only complete renders are cached: a degraded one would pin partial results for the session.
   if (cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(cacheKey, { result, trace });
   return { result, trace };

@@ -92,22 +92,23 @@ export class TraceWriter implements TraceRecorder {
     return this.queue.map((q) => q.trace.id);
   }
 
-  async record(principal: Principal, trace: RecallTrace): Promise<void> {
+  /**
+   * Writes the trace, waiting at most timeoutMs and never past `deadlineAt`
+   * (the call's deadline, epoch ms): an answer that arrives after its
+   * deadline is no answer at all.
+   */
+  async record(principal: Principal, trace: RecallTrace, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
     const write: Promise<Outcome> = this.sink.recordTrace(principal, trace).then(
       () => ({ ok: true }),
       (error: unknown) => ({ ok: false, error }),
     );
-    const timeout = new AbortController();
-    const first = await Promise.race([
-      write,
-      delay(this.options.timeoutMs, "timeout" as const, { signal: timeout.signal, ref: false }).catch(() => "aborted" as const),
-    ]);
-    timeout.abort();
+    const waitMs = Math.max(0, Math.min(this.options.timeoutMs, deadlineAt - Date.now()));
+    const first = await raceTimeout(write, waitMs);
 
-    if (typeof first === "string") {
-      if (this.backlog >= this.options.queueMax) this.refuse(trace, new Error(`trace write outlived ${this.options.timeoutMs} ms`));
+    if (first === TIMED_OUT) {
+      if (this.backlog >= this.options.queueMax) this.refuse(trace, new Error(`trace write outlived ${waitMs} ms`));
       this.metrics.slow += 1;
-      this.logger.warn({ traceId: trace.id, timeoutMs: this.options.timeoutMs }, "trace write is slow; answering without waiting for it");
+      this.logger.warn({ traceId: trace.id, waitedMs: waitMs }, "trace write is slow; answering without waiting for it");
       const done = write.then((outcome) => {
         this.slow.delete(trace.id);
         // The slot was held while it ran, so a late failure always fits in the queue.
@@ -192,7 +193,7 @@ export class TraceWriter implements TraceRecorder {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     const remaining = () => Math.max(0, deadlineAt - Date.now());
-    const until = <T>(work: Promise<T>) => Promise.race([work, delay(remaining())]);
+    const until = (work: Promise<unknown>) => raceTimeout(work, remaining());
     await until(Promise.all([...this.slow.values()].map((s) => s.done)));
     while (this.queue.length > 0 && remaining() > 0) {
       await until(this.flush());
@@ -228,6 +229,21 @@ export class TraceWriter implements TraceRecorder {
   /** The memory.recalled log line (its outbox row was written with the trace). */
   private recorded(principal: Principal, trace: RecallTrace): void {
     this.logger.info({ event: recalledEvent(principal, trace) }, RECALLED_EVENT);
+  }
+}
+
+const TIMED_OUT = Symbol("timed out");
+
+/** `work`, or TIMED_OUT after `ms`; the timer is cleared either way, so it never keeps a stopping process alive. */
+async function raceTimeout<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -8,6 +8,9 @@ import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
 import { startSidecarProcess, type OwnedStorage } from "../support/sidecar-process.js";
 import { freshPostgresDatabase } from "../support/stores.js";
 
+/** Each test starts one or two sidecar processes: more time than the default on a busy machine. */
+const PROCESS_TESTS_MS = 120_000;
+
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
 function logLines(logs: string): Json[] {
@@ -72,7 +75,7 @@ describe.each(["pglite", "postgres"] as const)("trace write failures over gRPC (
       c.close();
       expect(await sidecar.stop()).toBe(0);
     }
-  });
+  }, PROCESS_TESTS_MS);
 
   it("refuses a recall when the retry queue is full, and flushes the queued trace at shutdown", async () => {
     const storage = await ownedStorage();
@@ -112,5 +115,5 @@ describe.each(["pglite", "postgres"] as const)("trace write failures over gRPC (
       expect(await second.stop()).toBe(0);
       await storage.dispose();
     }
-  });
+  }, PROCESS_TESTS_MS);
 });

@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/migrate.js";
+import { createPgliteClient, openPglite } from "../../src/store/pglite-client.js";
 import { createPostgresClient } from "../../src/store/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { STORE_KINDS, freshPostgresDatabase } from "../support/stores.js";
@@ -50,6 +52,56 @@ describe("migrations under concurrency (postgres)", () => {
     } finally {
       await Promise.allSettled([a.close(), b.close()]);
       await database.drop();
+    }
+  });
+});
+
+/**
+ * 0002 changes what carried_in means (rendered-and-carried becomes
+ * carried-and-cited) and gives citations a turn; traces written before it
+ * must keep their meaning.
+ */
+describe.each([
+  {
+    kind: "pglite",
+    open: async () => {
+      const db = createPgliteClient(await openPglite(undefined));
+      return { db, dispose: () => db.close() };
+    },
+  },
+  {
+    kind: "postgres",
+    open: async () => {
+      const database = await freshPostgresDatabase();
+      const db = createPostgresClient(database.url, 1);
+      return { db, dispose: async () => (await db.close(), await database.drop()) };
+    },
+  },
+])("migration 0002 on traces written before it ($kind)", ({ open }) => {
+  it("moves rendered carried ids to carried, keeps only the cited ones in carried_in, and gives citations their trace's turn", async () => {
+    const { db, dispose } = await open();
+    try {
+      const migrations = await loadMigrations();
+      await migrate(db, migrations.filter((m) => m.version === 1));
+      const [trace, citedCarried, uncitedCarried] = [randomUUID(), randomUUID(), randomUUID()];
+      await db.query(
+        `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, turn_id, moment, query, sensitivity_ceiling,
+           rendered_sha256, as_of, returned, dropped_for_budget_count, blocked, carried_in, retrieval_policy_version,
+           created_at, operator_fields_expire_at)
+         VALUES ('t', 'p', $1, 's', 'turn-1', 'in_turn', '{}'::jsonb, 2, 'x', now(), $2::uuid[], 0, '{}', $2::uuid[],
+           'retrieval@1', now(), now())`,
+        [trace, [citedCarried, uncitedCarried]],
+      );
+      await db.query(`INSERT INTO citations (tenant_id, principal_id, trace_id, belief_id) VALUES ('t', 'p', $1, $2)`, [trace, citedCarried]);
+
+      expect(await migrate(db, migrations)).toEqual(migrations.filter((m) => m.version > 1).map((m) => m.version));
+      const [row] = await db.query<{ carried: string[]; carried_in: string[]; returned_bands: string[]; considered_not_shown: number }>(
+        `SELECT carried::text[] AS carried, carried_in::text[] AS carried_in, returned_bands, considered_not_shown FROM recall_traces`,
+      );
+      expect(row).toEqual({ carried: [citedCarried, uncitedCarried], carried_in: [citedCarried], returned_bands: [], considered_not_shown: 0 });
+      expect(await db.query(`SELECT turn_id FROM citations`)).toEqual([{ turn_id: "turn-1" }]);
+    } finally {
+      await dispose();
     }
   });
 });

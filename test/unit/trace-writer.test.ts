@@ -94,6 +94,18 @@ describe("TraceWriter", () => {
     await writer.close(Date.now() + 1000);
   });
 
+  it("never waits past the call's deadline, however long the write timeout", async () => {
+    const { sink, written, release } = scripted("hang");
+    const writer = traceWriter(sink, capturingLogger().logger, { timeoutMs: 3_600_000 });
+    const t = recallTrace();
+    // Were the recall waiting out the hour-long timeout, this would never resolve.
+    await writer.record(P, t, Date.now());
+    expect(writer.metrics.slow).toBe(1);
+    release();
+    await writer.close(Date.now() + 1000);
+    expect(written).toEqual([t.id]);
+  });
+
   it("a slow write that then fails is queued, not lost", async () => {
     let reject: (e: unknown) => void = () => {};
     const sink: TraceSink = { recordTrace: () => new Promise((_, r) => (reject = r)) };

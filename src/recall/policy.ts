@@ -72,7 +72,7 @@ export interface RetrievalPolicy {
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
-  version: "retrieval@1",
+  version: "retrieval@2",
   rrfK: 60,
   candidateCap: 200,
   typeAnchorWeight: 0.25,

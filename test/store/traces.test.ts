@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Belief, Principal, SensitivityLevel } from "../../src/domain/model.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
 import type { PipelineDeps } from "../../src/recall/pipeline.js";
+import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { deleteSessionTraces } from "../../src/trace/delete-session.js";
 import { utilityAfterUncited } from "../../src/trace/feedback.js";
 import { traceView } from "../../src/trace/trace-view.js";
@@ -320,7 +321,7 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
         turnId: "t1",
         moment: "in_turn",
         surfaceId: "cli",
-        retrievalPolicyVersion: "retrieval@1",
+        retrievalPolicyVersion: RETRIEVAL_POLICY.version,
         renderedSha256: first.trace.renderedSha256,
         returned: [b.beliefId],
         blockedCount: 0,

@@ -8,29 +8,14 @@ import type { RequestedQuery } from "../../src/recall/query-former.js";
 import type { MemoryStore } from "../../src/store/memory-store.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
+import { requested } from "../support/pipeline.js";
 import { eligibleIds, lexicalIds, NOW, sortedIds, useStore } from "./store-helpers.js";
 
 const at = (iso: string) => new Date(iso);
 
 /** The full pipeline on a real store, at a fixed "now". */
 async function search(store: MemoryStore, p: Principal, query: Partial<RequestedQuery>, now = NOW): Promise<RecallOutcome> {
-  const requested: RequestedQuery = {
-    currentScope: "veetbot",
-    text: null,
-    subjects: [],
-    beliefTypes: [],
-    structuredBeliefTypes: [],
-    includeOwnedResources: false,
-    asOf: null,
-    knownAt: null,
-    includeSuperseded: false,
-    includeProvisional: undefined,
-    profile: undefined,
-    budgetTokens: 0,
-    maxItems: 0,
-    minScore: undefined,
-    ...query,
-  };
+  const effective = requested(query);
   const context: RecallContext = {
     moment: "in_turn",
     sessionType: "interactive",
@@ -44,7 +29,7 @@ async function search(store: MemoryStore, p: Principal, query: Partial<Requested
   const traces = { record: async (principal: typeof p, t: Parameters<typeof store.recordTrace>[1]) => void (await store.recordTrace(principal, t)) };
   const pipeline = recall(
     { store, traces, heads: store, policy: RETRIEVAL_POLICY, clock: () => now, traceRetentionHours: 1 },
-    { principal: p, query: requested, context, kind: "search", deadlineAt: Date.now() + 20_000, signal: new AbortController().signal },
+    { principal: p, query: effective, context, kind: "search", deadlineAt: Date.now() + 20_000, signal: new AbortController().signal },
   );
   let step = await pipeline.next();
   while (!step.done) step = await pipeline.next();

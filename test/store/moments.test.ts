@@ -6,12 +6,12 @@ import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "../../src/moments/snapshot.js";
 import { recall, type CachedSnapshot, type PipelineDeps, type RecallOutcome, type RecallRun } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
-import type { RequestedQuery } from "../../src/recall/query-former.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { T0, belief, newPrincipal } from "../support/fixtures.js";
+import { requested } from "../support/pipeline.js";
 import { filterFor, recallTrace, useStore } from "./store-helpers.js";
 
 /** Wraps the real client and counts statements, so a test can prove a path made none. */
@@ -41,24 +41,6 @@ async function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<v
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-
-const requested = (overrides: Partial<RequestedQuery> = {}): RequestedQuery => ({
-  currentScope: "veetbot",
-  text: null,
-  subjects: [],
-  beliefTypes: [],
-  structuredBeliefTypes: [],
-  includeOwnedResources: false,
-  asOf: null,
-  knownAt: null,
-  includeSuperseded: false,
-  includeProvisional: undefined,
-  profile: undefined,
-  budgetTokens: 0,
-  maxItems: 0,
-  minScore: undefined,
-  ...overrides,
-});
 
 async function run(deps: PipelineDeps, r: Partial<RecallRun> & { principal: Principal }): Promise<RecallOutcome> {
   const gen = recall(deps, {

@@ -94,7 +94,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
   ];
   const outcomes: ArmOutcome[] = [];
-  for await (const outcome of runArms(arms.map((arm) => withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0)), { deadlineAt: run.deadlineAt - deadlineMarginMs(run.deadlineAt - Date.now(), policy), signal: run.signal, onArmError: deps.onArmError })) {
+  const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
+  for await (const outcome of runArms(arms.map((arm) => withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0)), { deadlineAt: run.deadlineAt - marginMs, signal: run.signal, onArmError: deps.onArmError })) {
     outcomes.push(outcome);
     yield outcome;
   }
@@ -182,7 +183,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     returnedBands: assembled.admitted.map((c) => c.renderLine.band),
   };
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
-  await deps.traces.record(run.principal, trace, run.deadlineAt);
+  // It may use half of the margin the arms left; the other half is for the reply.
+  await deps.traces.record(run.principal, trace, run.deadlineAt - marginMs / 2);
   return { result, trace };
 }
 

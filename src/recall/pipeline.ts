@@ -137,10 +137,10 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   ];
   if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
-  const margin = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
+  const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
   for await (const outcome of runArms(
     arms.map((arm) => withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0)),
-    { deadlineAt: run.deadlineAt - margin, signal: run.signal, onArmError: deps.onArmError },
+    { deadlineAt: run.deadlineAt - marginMs, signal: run.signal, onArmError: deps.onArmError },
   )) {
     outcomes.push(outcome);
     yield outcome;
@@ -264,7 +264,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     episodeAdvice,
   };
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
-  await deps.traces.record(run.principal, trace, run.deadlineAt);
+  // It may use half of the margin the arms left; the other half is for the reply.
+  await deps.traces.record(run.principal, trace, run.deadlineAt - marginMs / 2);
   // Only complete renders are cached: a degraded one would pin partial results for the session.
   if (cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(cacheKey, { result, trace });
   return { result, trace };

@@ -42,6 +42,7 @@ describe("recall CLI", () => {
     const again = await run(process.execPath, [CLI, "demo", "--once"], { env: env(), timeout: 60_000 });
     const blocks = (s: string) => s.split("\n").filter((l) => !l.startsWith("trace ") && !l.startsWith("recall demo:") && !l.startsWith("arm "));
     expect(blocks(again.stdout)).toEqual(blocks(stdout));
+    // Two demo processes, each opening PGlite (seconds apiece on a busy two-core machine).
   }, 120_000);
 
   it("import validates the whole file first, then writes beliefs and episodes", async () => {

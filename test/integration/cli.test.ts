@@ -42,6 +42,13 @@ describe("recall CLI", () => {
     const again = await run(process.execPath, [CLI, "demo", "--once"], { env: env(), timeout: 60_000 });
     const blocks = (s: string) => s.split("\n").filter((l) => !l.startsWith("trace ") && !l.startsWith("recall demo:") && !l.startsWith("arm "));
     expect(blocks(again.stdout)).toEqual(blocks(stdout));
+
+    // The snapshot report reads those recalls' traces: one session, three snapshot beliefs, none cited yet.
+    const report = await run(process.execPath, [CLI, "report", "snapshots", "--tenant", "demo-tenant", "--principal", "andy"], { env: env() });
+    const parsed = JSON.parse(report.stdout) as { sessions: { sessionId: string; snapshotSize: number; cited: number; utilization: number }[] };
+    expect(parsed.sessions).toEqual([
+      expect.objectContaining({ sessionId: "demo-session-1", snapshotSize: 3, cited: 0, utilization: 0 }),
+    ]);
     // Two demo processes, each opening PGlite (seconds apiece on a busy two-core machine).
   }, 120_000);
 

@@ -66,6 +66,17 @@ describe.each(["pglite", "postgres"] as const)("trace write failures over gRPC (
         (r) => (r as Json).trace?.id === result.trace_id,
       );
       expect(found.trace.rendered_sha256).toBe(sha256(result.rendered));
+      // The process's log lines reach this test through a pipe, possibly after the RPC answer.
+      await eventually(
+        async () => {
+          const logged = logLines(sidecar.logs());
+          return (
+            logged.some((l) => l.msg === "queued trace recorded") &&
+            logged.some((l) => l.msg === "memory.recalled" && (l.event as Json)?.traceId === result.trace_id)
+          );
+        },
+        (seen) => seen === true,
+      );
       const lines = logLines(sidecar.logs());
       expect(lines.find((l) => l.msg === "trace write failed; queued for retry")).toMatchObject({ level: 50, traceId: result.trace_id });
       expect(lines.find((l) => l.msg === "queued trace recorded")).toMatchObject({ traceId: result.trace_id });

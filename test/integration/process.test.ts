@@ -85,7 +85,7 @@ describe("the sidecar process (pglite)", () => {
     });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
     expect(code).toBe(2);
     expect(stderr).toContain("RECALL_PORT");
     expect(stderr).toContain("RECALL_LOG_LEVEL");

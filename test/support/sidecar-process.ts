@@ -55,7 +55,8 @@ export async function startSidecarProcess(
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   child.stdout!.resume();
 
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // "close", not "exit": it comes after the process's stdio is drained, so no log line is missed.
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sidecar did not start in time:\n${stderr}`)), 45_000);
     const onData = () => {

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { SENSITIVITY } from "../domain/model.js";
 import { recall, type PipelineDeps } from "../recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../recall/policy.js";
-import type { RequestedQuery } from "../recall/query-former.js";
+import { requestedQuery, type RequestedQuery } from "../recall/query-former.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite-client.js";
@@ -133,22 +133,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
 }
 
 function inTurnQuery(text: string, subjects: string[]): RequestedQuery {
-  return {
-    currentScope: "locomo",
-    text,
-    subjects,
-    beliefTypes: [],
-    structuredBeliefTypes: [],
-    includeOwnedResources: false,
-    asOf: null,
-    knownAt: null,
-    includeSuperseded: false,
-    includeProvisional: undefined,
-    profile: undefined,
-    budgetTokens: BUDGET_TOKENS,
-    maxItems: MAX_ITEMS,
-    minScore: undefined,
-  };
+  return requestedQuery({ currentScope: "locomo", text, subjects, budgetTokens: BUDGET_TOKENS, maxItems: MAX_ITEMS });
 }
 
 /** A plain-text table: one row per group and system, frac/all/noise at each k. */

@@ -15,6 +15,27 @@ export interface RequestedQuery extends Omit<RecallQuery, "includeProvisional" |
   minScore: number | undefined;
 }
 
+/** A request with nothing set but what `overrides` gives, as a caller sends it (no moment defaults yet). */
+export function requestedQuery(overrides: Partial<RequestedQuery> = {}): RequestedQuery {
+  return {
+    currentScope: "",
+    text: null,
+    subjects: [],
+    beliefTypes: [],
+    structuredBeliefTypes: [],
+    includeOwnedResources: false,
+    asOf: null,
+    knownAt: null,
+    includeSuperseded: false,
+    includeProvisional: undefined,
+    profile: undefined,
+    budgetTokens: 0,
+    maxItems: 0,
+    minScore: undefined,
+    ...overrides,
+  };
+}
+
 export function effectiveQuery(
   requested: RequestedQuery,
   moment: Moment | "search",

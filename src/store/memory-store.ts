@@ -312,23 +312,10 @@ export class MemoryStore {
 
   // ---- read side ----------------------------------------------------------
 
-  /** Canonical subjects and all their aliases, lower-cased, for the given names. */
+  /** Canonical subjects and all their aliases, lower-cased, for the given names, as one sorted list. */
   async expandSubjects(p: Principal, subjects: readonly string[]): Promise<string[]> {
-    const names = [...new Set(subjects.map((s) => s.toLowerCase()))];
-    if (names.length === 0) return [];
-    const rows = await this.db.query<{ name: string }>(
-      `WITH canonical AS (
-         SELECT lower(subject) AS subject FROM subject_aliases
-         WHERE tenant_id = $1 AND principal_id = $2 AND alias_key = ANY($3::text[])
-         UNION SELECT unnest($3::text[])
-       )
-       SELECT subject AS name FROM canonical
-       UNION
-       SELECT a.alias_key FROM subject_aliases a JOIN canonical c ON lower(a.subject) = c.subject
-       WHERE a.tenant_id = $1 AND a.principal_id = $2`,
-      [p.tenantId, p.principalId, names],
-    );
-    return rows.map((r) => r.name).sort();
+    const groups = await this.expandSubjectsEach(p, subjects);
+    return [...new Set([...groups.values()].flat())].sort();
   }
 
   /**

@@ -70,7 +70,7 @@ describe.each(STORE_KINDS)("search support in SQL ($kind)", ({ open }) => {
   });
 
   describe("expandSubjectsEach", () => {
-    it("groups each named subject's names; the union is expandSubjects' answer", async () => {
+    it("groups each named subject's names; expandSubjects is their sorted union", async () => {
       const p = newPrincipal();
       await store().putSubjectAliases(p, [
         { alias: "Acme", subject: "Acme Corp" },
@@ -84,7 +84,7 @@ describe.each(STORE_KINDS)("search support in SQL ($kind)", ({ open }) => {
         zanzibar: ["zanzibar", "zed"],
         nobody: ["nobody"],
       });
-      expect([...new Set([...groups.values()].flat())].sort()).toEqual(await store().expandSubjects(p, asked));
+      expect(await store().expandSubjects(p, asked)).toEqual(["acme", "acme corp", "acme inc", "nobody", "zanzibar", "zed"]);
       // Another principal's aliases expand nothing.
       expect(Object.fromEntries(await store().expandSubjectsEach(newPrincipal(), ["Acme"]))).toEqual({ acme: ["acme"] });
       expect(await store().expandSubjectsEach(p, [])).toEqual(new Map());

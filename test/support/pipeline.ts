@@ -5,7 +5,7 @@ import { SENSITIVITY } from "../../src/domain/model.js";
 import type { Logger } from "../../src/logger.js";
 import { recall, type PipelineDeps, type RecallOutcome } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
-import type { RequestedQuery } from "../../src/recall/query-former.js";
+import { requestedQuery, type RequestedQuery } from "../../src/recall/query-former.js";
 import type { MemoryStore } from "../../src/store/memory-store.js";
 import { TraceWriter, type TraceSink, type TraceWriterOptions } from "../../src/trace/trace-writer.js";
 
@@ -37,23 +37,7 @@ export function pipelineDeps(store: MemoryStore, traces: PipelineDeps["traces"],
 
 /** What a caller sends; unset numbers are 0 and unset options undefined, as from a request. */
 export function requested(overrides: Partial<RequestedQuery> = {}): RequestedQuery {
-  return {
-    currentScope: "veetbot",
-    text: null,
-    subjects: [],
-    beliefTypes: [],
-    structuredBeliefTypes: [],
-    includeOwnedResources: false,
-    asOf: null,
-    knownAt: null,
-    includeSuperseded: false,
-    includeProvisional: undefined,
-    profile: undefined,
-    budgetTokens: 0,
-    maxItems: 0,
-    minScore: undefined,
-    ...overrides,
-  };
+  return requestedQuery({ currentScope: "veetbot", ...overrides });
 }
 
 export interface RecallOptions {

@@ -1,25 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
-import { effectiveQuery, FUNCTION_WORDS, lexicalTerms, type RequestedQuery } from "../../src/recall/query-former.js";
+import { effectiveQuery, FUNCTION_WORDS, lexicalTerms, requestedQuery, type RequestedQuery } from "../../src/recall/query-former.js";
 
 function requested(overrides: Partial<RequestedQuery> = {}): RequestedQuery {
-  return {
-    currentScope: "veetbot",
-    text: "How does Andy like to write?",
-    subjects: [],
-    beliefTypes: [],
-    structuredBeliefTypes: [],
-    includeOwnedResources: false,
-    asOf: null,
-    knownAt: null,
-    includeSuperseded: false,
-    includeProvisional: undefined,
-    profile: undefined,
-    budgetTokens: 0,
-    maxItems: 0,
-    minScore: undefined,
-    ...overrides,
-  };
+  return requestedQuery({ currentScope: "veetbot", text: "How does Andy like to write?", ...overrides });
 }
 
 describe("effectiveQuery: moment defaults", () => {

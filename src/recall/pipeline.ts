@@ -26,7 +26,7 @@ import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
 import { adviseEpisodicSearch } from "./escalation.js";
 import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
-import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
+import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
 import { isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
@@ -133,7 +133,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       },
       policy.candidateCap,
     ),
-    lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
+    lexicalArm(store, filter, query.text, namedSubjects, policy),
   ];
   if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];

@@ -1,3 +1,4 @@
+import type { LexicalScoring } from "../store/memory-store.js";
 import type { Authority, Moment, Portability, Profile, SessionType } from "../domain/model.js";
 
 /**
@@ -69,10 +70,18 @@ export interface RetrievalPolicy {
    * appended to the policy version of queries that use it.
    */
   ownedResources: { weight: number; types: string[]; tag: string };
+  /**
+   * The lexical arm's BM25F (store/memory-store.ts lexicalCandidates): k1 and
+   * b, the weight of each field of a belief's index, how many matches are
+   * scored exactly, the boosts for a subject or a month/year the question
+   * names, and the trigram threshold at which a capitalised word is taken
+   * for a misspelt subject. Set by the LoCoMo evaluation (README).
+   */
+  lexical: LexicalScoring & { trigram: { minSimilarity: number; minWordLength: number } };
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
-  version: "retrieval@2",
+  version: "retrieval@3",
   rrfK: 60,
   candidateCap: 200,
   typeAnchorWeight: 0.25,
@@ -117,6 +126,15 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
   ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },
+  lexical: {
+    k1: 1.2,
+    b: 0.75,
+    fieldWeights: { subject: 1, statement: 1, source: 0.5, neighbours: 0.3 },
+    prescoreCap: 200,
+    namedSubjectBoost: 1.5,
+    dateBoost: 1.5,
+    trigram: { minSimilarity: 0.4, minWordLength: 4 },
+  },
 });
 
 function deepFreeze<T>(value: T): T {

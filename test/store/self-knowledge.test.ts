@@ -61,7 +61,7 @@ describe.each(STORE_KINDS)("self-knowledge anchors through the pipeline ($kind)"
     expect(result.rendered).toContain(coffee.statement);
     // Only the requested type is anchored: none of the flood is a candidate.
     const floodIds = new Set(flood.map((b) => b.beliefId));
-    expect(trace.ranked.filter((b) => floodIds.has(b.beliefId))).toEqual([]);
+    expect(trace.ranked!.filter((b) => floodIds.has(b.beliefId))).toEqual([]);
   });
 
   it("control: anchoring every personal type lets the louder flood fill the candidate cap", async () => {
@@ -71,7 +71,7 @@ describe.each(STORE_KINDS)("self-knowledge anchors through the pipeline ($kind)"
       p,
       requested({ text: QUESTION, structuredBeliefTypes: ["preference", "relationship", "user_model_attr"] }),
     );
-    expect(trace.ranked.some((b) => b.beliefId === coffee.beliefId)).toBe(false);
+    expect(trace.ranked!.some((b) => b.beliefId === coffee.beliefId)).toBe(false);
     expect(result.items.some((i) => i.beliefId === coffee.beliefId)).toBe(false);
   });
 

@@ -40,10 +40,12 @@ const KIN_AND_SOCIAL =
   "friends?|buddy|bestie|boss|manager|colleagues?|co-?workers?|teammates?|cousins?|aunts?|uncles?|" +
   "grandmother|grandma|grandfather|grandpa|grandparents?|grandchildren|grandkids?|grandsons?|granddaughters?|" +
   "nieces?|nephews?|in-laws|mother-in-law|father-in-law|step(?:mom|mum|dad|mother|father|son|daughter)|" +
-  "roommates?|flatmates?|housemates?|neighbou?rs?|mentors?|mentees?|therapist|doctor|dentist|landlord|landlady";
+  "roommates?|flatmates?|housemates?|neighbou?rs?|mentors?|mentees?|therapist|doctor|dentist|landlord|landlady|" +
+  // Pets: "Andy's dog is Pixel" is a relationship, not a possession.
+  "pets?|dogs?|cats?|puppy|kitten";
 const IDENTITY_ATTRIBUTES =
   "(?:full |first |last |middle |maiden |legal )?name|nickname|surname|age|birthday|birth ?date|date of birth|birthplace|" +
-  "job|job title|occupation|profession|career|employer|workplace|salary|" +
+  "job|job title|role|occupation|profession|career|employer|workplace|salary|" +
   "address|home ?town|home city|home country|home address|nationality|citizenship|ethnicity|" +
   "email(?: address)?|phone number|height|weight|diet|dietary \\w+|religion|faith|" +
   "native language|first language|mother tongue|languages?|pronouns|gender|" +
@@ -80,6 +82,11 @@ export const SELF_KNOWLEDGE_RULES: readonly SelfKnowledgeRule[] = [
     cue: 'what kind of … do I listen to / read / watch / eat: "what kind of books do I read"',
     types: PREFERENCE,
     pattern: /\bwhat (?:kinds?|sorts?|types?|genres?|styles?) of\b.{1,40}?\b(?:do|did) i\s+(?:usually\s+)?(?:listen|read|watch|eat|drink|wear|cook|play)\b/,
+  },
+  {
+    cue: 'I usually / always order, drink, eat, wear …: "what do I usually order at Luigi\'s"',
+    types: PREFERENCE,
+    pattern: /\bi\s+(?:usually|normally|typically|always|generally)\s+(?:order|drink|eat|wear|listen to|read|watch)\b/,
   },
   // Relationships.
   {
@@ -140,6 +147,11 @@ export const SELF_KNOWLEDGE_RULES: readonly SelfKnowledgeRule[] = [
       /\b(?:what|which)\b(?!\s+(?:options?|choices?|alternatives?|steps?|permissions?|access|errors?|issues?|problems?|tasks?|bugs?|tickets?|time)\b)(?:\s+[\w-]+){0,4}?\s+(?:do|did) i\s+(?:currently\s+|still\s+|usually\s+|normally\s+)?(?:own|drive|ride|have|use|wear|speak|play|work (?:at|for))\b(?!\s+to\b)/,
   },
   {
+    cue: 'which team / company … am I on / in: "which team am I on"',
+    types: USER_MODEL,
+    pattern: /\b(?:what|which) (?:team|group|club|department|company|org|organi[sz]ation) am i\s+(?:on|in|part of|with)\b/,
+  },
+  {
     cue: 'do I own / drive / ride / speak …',
     types: USER_MODEL,
     pattern: /\bdo i\s+(?:still\s+)?(?:own|drive|ride|speak)\b/,
@@ -150,11 +162,21 @@ export const SELF_KNOWLEDGE_RULES: readonly SelfKnowledgeRule[] = [
     pattern:
       /\b(?:am i|i am)\s+(?:still\s+)?(?:an?\s+)?(?:vegetarian|vegan|pescatarian|allergic|lactose|gluten|left-handed|right-handed|diabetic|colou?r-?blind|religious|introvert|extrovert|morning person|night owl)\b/,
   },
+  {
+    cue: 'what do you know about me, tell me about myself: every personal type',
+    types: ["preference", "relationship", "user_model_attr"],
+    pattern: /\b(?:(?:know|remember|tell me) about (?:me|myself)|who i am)\b/,
+  },
   // Temporal routines: either type can hold a routine.
   {
     cue: 'my routine / habits / rituals: "what is my morning routine"',
     types: ROUTINE,
     pattern: /\bmy\s+(?:[\w-]+\s+){0,2}?(?:routines?|habits?|rituals?)\b/,
+  },
+  {
+    cue: 'do I drink / eat / smoke / exercise …: "do I drink coffee"',
+    types: ROUTINE,
+    pattern: /\bdo i\s+(?:still\s+|ever\s+)?(?:drink|eat|smoke|cook|exercise|meditate|swim|cycle|jog)\b/,
   },
   {
     cue: 'I … every morning / on Sundays / on Sunday mornings / in the evenings',

@@ -51,7 +51,15 @@ export interface RetrievalPolicy {
   authority: Record<Authority, number>;
   /** scope_affinity of a belief carried from another project, by portability. */
   carriedAffinity: Record<Portability, number>;
-  penalty: { flagged: number; pastExpiresHint: number };
+  /** Penalty feature parts; `nearDuplicate` applies to a near-duplicate of a higher-ranked candidate. */
+  penalty: { flagged: number; pastExpiresHint: number; nearDuplicate: number };
+  /**
+   * When a candidate is a near-duplicate of a higher-ranked one: same subject
+   * and a Jaccard similarity of their content-word sets (function words and
+   * the subject's own words removed) at or above `threshold`. Demoted by the
+   * penalty, never deleted; exact restatements are collapse's business.
+   */
+  nearDuplicate: { measure: "jaccard-content-words"; threshold: number };
   /** Confidence at or above which a belief is banded high / medium. */
   bands: { high: number; medium: number };
   /** Per-subject cap: a share of the item cap by profile, never below `min` (conflict partners exempt). */
@@ -81,7 +89,7 @@ export interface RetrievalPolicy {
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
-  version: "retrieval@3",
+  version: "retrieval@4",
   rrfK: 60,
   candidateCap: 200,
   typeAnchorWeight: 0.25,
@@ -120,7 +128,8 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   defaultDecayDays: 90,
   authority: { user: 1, affirmed: 0.8, inferred: 0.5 },
   carriedAffinity: { portable: 0.85, contextual: 0.5, local: 0.15 },
-  penalty: { flagged: 0.5, pastExpiresHint: 0.3 },
+  penalty: { flagged: 0.5, pastExpiresHint: 0.3, nearDuplicate: 0.5 },
+  nearDuplicate: { measure: "jaccard-content-words", threshold: 0.6 },
   bands: { high: 0.8, medium: 0.5 },
   perSubject: { share: { core: 1, task: 0.5, deep: 0.5 }, min: 3 },
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],

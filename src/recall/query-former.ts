@@ -1,11 +1,13 @@
 import type { Moment, RecallQuery, SessionType } from "../domain/model.js";
 import type { MomentDefaults, RetrievalPolicy } from "./policy.js";
+import { selfKnowledgeTypes } from "./self-knowledge.js";
 
 /**
  * Step 1: from what the caller sent to the effective query the pipeline runs.
  * Deterministic, no model call. Moment rules are applied here so the trace
  * records the query that actually ran (a snapshot never includes provisional
- * beliefs, whatever was asked).
+ * beliefs, whatever was asked; an explicit self-knowledge question anchors
+ * the types it asks about).
  */
 
 /** The query as the caller sent it; unset numbers are 0, unset booleans undefined. */
@@ -44,11 +46,18 @@ export function effectiveQuery(
 ): RecallQuery {
   const defaults = moment === "snapshot" ? snapshotDefaults(policy, sizing) : policy.moments[moment];
   const profile = requested.profile ?? defaults.profile;
+  // A self-knowledge question ("How do I like my coffee?") anchors the structured arm to the
+  // requested types (self-knowledge.ts), so the trace records them. A snapshot's text is the
+  // opening goal, not a question: its anchors stay the durable core.
+  const selfTypes = moment === "snapshot" ? [] : selfKnowledgeTypes(requested.text);
   return {
     ...requested,
+    // A possessive "my" turns on the bounded ownership lookup ("What fuel should I use for my
+    // car?" finds "User has a 2026 Aster S8."); never for a snapshot, whose text is a goal.
+    includeOwnedResources: requested.includeOwnedResources || (moment !== "snapshot" && hasPossessiveMy(requested.text)),
     subjects: [...new Set(requested.subjects.map((s) => s.trim()).filter((s) => s.length > 0))].sort(),
     beliefTypes: [...new Set(requested.beliefTypes)].sort(),
-    structuredBeliefTypes: [...new Set(requested.structuredBeliefTypes)].sort(),
+    structuredBeliefTypes: [...new Set([...requested.structuredBeliefTypes, ...selfTypes])].sort(),
     includeProvisional: moment === "snapshot" ? false : (requested.includeProvisional ?? true),
     profile,
     // Moment defaults are also ceilings for the snapshot: a caller may ask for less, never more.
@@ -185,4 +194,9 @@ export function dateMentions(text: string | null): { years: number[]; months: nu
     months.add(index + 1);
   }
   return { years, months: [...months].sort((a, b) => a - b) };
+}
+
+/** True when the text refers to something of the speaker's with a possessive "my". */
+export function hasPossessiveMy(text: string | null): boolean {
+  return text !== null && /(^|[^\p{L}\p{N}])my(?![\p{L}\p{N}])/iu.test(text);
 }

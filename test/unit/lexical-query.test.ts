@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { dateMentions, nameLikeWords, namedPhrases } from "../../src/recall/query-former.js";
+import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
+import { dateMentions, effectiveQuery, hasPossessiveMy, nameLikeWords, namedPhrases, requestedQuery } from "../../src/recall/query-former.js";
 
 /** What the lexical arm reads from a question besides its terms: names and dates. */
 describe("named phrases", () => {
@@ -48,5 +49,27 @@ describe("date mentions", () => {
   it("ignores numbers that are not years", () => {
     expect(dateMentions("Kim ran 2500 meters and 300 laps")).toEqual({ years: [], months: [] });
     expect(dateMentions(null)).toEqual({ years: [], months: [] });
+  });
+});
+
+describe("possessive my turns on the ownership lookup", () => {
+  const policy = RETRIEVAL_POLICY;
+  const run = (text: string, moment: "in_turn" | "child_run" | "search" | "snapshot") =>
+    effectiveQuery(requestedQuery({ text }), moment, policy).includeOwnedResources;
+
+  it("for in-turn, child-run and search queries with 'my'", () => {
+    expect(hasPossessiveMy("What fuel should I use for my car?")).toBe(true);
+    expect(hasPossessiveMy("My car makes a noise")).toBe(true);
+    for (const moment of ["in_turn", "child_run", "search"] as const) expect(run("What fuel should I use for my car?", moment)).toBe(true);
+  });
+
+  it("not without 'my', not for words containing it, never for a snapshot", () => {
+    expect(run("What fuel should I use for the car?", "in_turn")).toBe(false);
+    expect(run("Is the Mytilene ferry on time? Ask Amy.", "in_turn")).toBe(false);
+    expect(run("Fix my deploy script", "snapshot")).toBe(false);
+  });
+
+  it("keeps an explicit request", () => {
+    expect(effectiveQuery(requestedQuery({ text: "fuel?", includeOwnedResources: true }), "in_turn", policy).includeOwnedResources).toBe(true);
   });
 });

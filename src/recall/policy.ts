@@ -139,7 +139,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
     k1: 1.2,
     b: 0.75,
     fieldWeights: { subject: 1, statement: 1, source: 0.5, neighbours: 0.3 },
-    prescoreCap: 200,
+    prescoreCap: 50,
     namedSubjectBoost: 1.5,
     dateBoost: 1.5,
     trigram: { minSimilarity: 0.4, minWordLength: 4 },

@@ -453,8 +453,8 @@ export class MemoryStore {
         SELECT u.lexeme, quote_literal(u.lexeme)::tsquery AS tq
         FROM unnest(to_tsvector('english', ${p.add(q.terms.join(" "))}::text)) AS u
       ),
-      matched AS (
-        SELECT b.belief_id, b.lex_tsv FROM beliefs b
+      matched AS MATERIALIZED (
+        SELECT b.belief_id, b.lex_tsv, b.lex_lengths FROM beliefs b
         WHERE ${where} AND b.lex_tsv @@ to_tsquery('english', ${p.add(q.terms.join(" | "))}::text)
       ),
       hits AS (SELECT m.belief_id, ql.lexeme FROM matched m JOIN qlex ql ON m.lex_tsv @@ ql.tq),
@@ -467,13 +467,11 @@ export class MemoryStore {
         GROUP BY h.belief_id ORDER BY sum(idf.idf) DESC, h.belief_id LIMIT ${p.add(s.prescoreCap)}
       ),
       tf AS (
-        SELECT pre.belief_id, u.lexeme,
+        SELECT m.belief_id, u.lexeme,
           (SELECT sum(CASE w WHEN 'A' THEN ${wa} WHEN 'B' THEN ${wb} WHEN 'C' THEN ${wc} ELSE ${wd} END)
            FROM unnest(u.weights) AS w) AS tf,
-          b.lex_lengths[1] * ${wa} + b.lex_lengths[2] * ${wb} + b.lex_lengths[3] * ${wc} + b.lex_lengths[4] * ${wd} AS dl
-        FROM pre
-        JOIN beliefs b ON b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = pre.belief_id,
-          unnest(b.lex_tsv) AS u
+          m.lex_lengths[1] * ${wa} + m.lex_lengths[2] * ${wb} + m.lex_lengths[3] * ${wc} + m.lex_lengths[4] * ${wd} AS dl
+        FROM pre JOIN matched m USING (belief_id), unnest(m.lex_tsv) AS u
         WHERE u.lexeme IN (SELECT lexeme FROM qlex)
       ),
       scored AS (
@@ -488,6 +486,9 @@ export class MemoryStore {
           * CASE WHEN ${dateMatch} THEN ${p.add(s.dateBoost)}::float8 ELSE 1 END)::float8 AS arm_score
       FROM scored sc
       JOIN beliefs b ON b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = sc.belief_id
+      -- The same rows by primary key: without it the planner, blind to how few rows
+      -- scored holds, may scan the principal's beliefs once per row.
+      WHERE b.belief_id = ANY(ARRAY(SELECT belief_id FROM scored))
       ORDER BY arm_score DESC, b.belief_id
       LIMIT ${p.add(cap)}`;
     return candidates(await this.db.query(text, p.values, options));

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { SENSITIVITY, type Belief, type Principal, type SessionType, type SensitivityLevel, type SubjectAlias } from "../domain/model.js";
+import { SENSITIVITY, type Belief, type Episode, type Principal, type SessionType, type SensitivityLevel, type SubjectAlias } from "../domain/model.js";
 import { stableUuid } from "./locomo-data.js";
 
 /**
@@ -58,6 +58,24 @@ const principalSchema = z
     /** Keys of beliefs whose persona entry stands (excluded from snapshots). */
     personaHeld: z.array(key).default([]),
     aliases: z.array(z.object({ alias: z.string().min(1), subject: z.string().min(1) }).strict()).default([]),
+    episodes: z
+      .array(
+        z
+          .object({
+            key,
+            session: z.string().min(1),
+            at: isoDate,
+            sequence: z.number().int().min(0).default(0),
+            actor: z.string().min(1).default("user"),
+            kind: z.string().min(1).default("message"),
+            content: z.string().min(1),
+            project: z.string().min(1),
+            archival: z.boolean().default(false),
+            sensitivity: sensitivityName.default("personal"),
+          })
+          .strict(),
+      )
+      .default([]),
   })
   .strict();
 
@@ -72,6 +90,8 @@ const probeSchema = z
     /** Overrides the session's project. */
     project: z.string().min(1).optional(),
     ceiling: sensitivityName.default("personal"),
+    /** A historical probe: what was believed at this valid time. */
+    asOf: isoDate.nullable().default(null),
     /** The facts the task needs: consequential recall counts these. */
     expected: z.array(key).default([]),
     /** Returned without harm: neither a hit nor noise. */
@@ -128,6 +148,7 @@ export interface FixtureProbe {
   types: string[];
   project: string;
   ceiling: SensitivityLevel;
+  asOf: Date | null;
   expected: string[];
   acceptable: string[];
   forbidden: string[];
@@ -152,6 +173,7 @@ export interface FixtureSession {
 export interface FixturePrincipal {
   principal: Principal;
   beliefs: Belief[];
+  episodes: Episode[];
   personaHeld: string[];
   aliases: SubjectAlias[];
 }
@@ -243,7 +265,19 @@ export function parseBenchmarkFixture(text: string): BenchmarkFixture {
       return b;
     });
     p.personaHeld.forEach((k, j) => requireOwned(owner, k, who, `principals[${i}].personaHeld[${j}]`));
-    return { principal: { tenantId: p.tenant, principalId: p.principal }, beliefs, personaHeld: p.personaHeld, aliases: p.aliases };
+    const episodes: Episode[] = p.episodes.map((e) => ({
+      episodeId: stableUuid(`recall-benchmark/episode/${e.key}`),
+      sessionId: e.session,
+      occurredAt: e.at,
+      sequence: e.sequence,
+      actor: e.actor,
+      kind: e.kind,
+      content: e.content,
+      project: e.project,
+      archival: e.archival,
+      sensitivity: SENSITIVITY[e.sensitivity],
+    }));
+    return { principal: { tenantId: p.tenant, principalId: p.principal }, beliefs, episodes, personaHeld: p.personaHeld, aliases: p.aliases };
   });
   const known = new Set(principals.map((p) => principalKey(p.principal.tenantId, p.principal.principalId)));
 
@@ -287,6 +321,7 @@ export function parseBenchmarkFixture(text: string): BenchmarkFixture {
         types: probe.types,
         project: probe.project ?? s.project,
         ceiling: SENSITIVITY[probe.ceiling],
+        asOf: probe.asOf,
         expected: probe.expected,
         acceptable: probe.acceptable,
         forbidden: probe.forbidden,

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import type { Principal, RecallResult } from "../domain/model.js";
-import { recall, type PipelineDeps } from "../recall/pipeline.js";
+import type { Principal, RecallResult, SensitivityLevel } from "../domain/model.js";
+import { recall, type PipelineDeps, type RecallOutcome } from "../recall/pipeline.js";
 import { RETRIEVAL_POLICY, type RetrievalPolicy } from "../recall/policy.js";
 import { requestedQuery, type RequestedQuery } from "../recall/query-former.js";
 import type { MemoryStore } from "../store/memory-store.js";
-import { fixtureBeliefId, type BenchmarkFixture, type FixtureProbe, type FixtureSession } from "./benchmark-fixture.js";
+import { fixtureBeliefId, type BenchmarkFixture, type FixtureProbe, type FixtureSession, type FixtureWrite } from "./benchmark-fixture.js";
 import { benchmarkMetrics, type BenchmarkMetrics } from "./benchmark-metrics.js";
 
 /**
@@ -81,14 +81,7 @@ export async function runBenchmark(
   store: MemoryStore,
   policy: RetrievalPolicy = RETRIEVAL_POLICY,
 ): Promise<BenchmarkResult> {
-  for (const p of fixture.principals) {
-    await store.putBeliefs(p.principal, p.beliefs);
-    if (p.aliases.length > 0) await store.putSubjectAliases(p.principal, p.aliases);
-    for (const k of p.personaHeld) await store.setPersonaEntry(p.principal, fixtureBeliefId(k));
-    await pinLastWrite(store, p.principal, fixture.clock);
-  }
-  await store.analyzeIfEmbedded();
-
+  await loadFixture(fixture, store);
   const probes: ProbeRow[] = [];
   const sessions: SnapshotSession[] = [];
   const reopens: ReopenSample[] = [];
@@ -108,6 +101,37 @@ export async function runBenchmark(
   };
 }
 
+/** Writes the fixture's principals (beliefs, episodes, aliases, persona entries) into a fresh store. */
+export async function loadFixture(fixture: BenchmarkFixture, store: MemoryStore): Promise<void> {
+  for (const p of fixture.principals) {
+    if (p.episodes.length > 0) await store.appendEpisodes(p.principal, p.episodes);
+    await store.putBeliefs(p.principal, p.beliefs);
+    if (p.aliases.length > 0) await store.putSubjectAliases(p.principal, p.aliases);
+    for (const k of p.personaHeld) await store.setPersonaEntry(p.principal, fixtureBeliefId(k));
+    await pinLastWrite(store, p.principal, fixture.clock);
+  }
+  await store.analyzeIfEmbedded();
+}
+
+/** Applies a mid-session write at its time. */
+export async function applyWrite(store: MemoryStore, principal: Principal, write: FixtureWrite): Promise<void> {
+  await store.putBeliefs(principal, write.beliefs);
+  await pinLastWrite(store, principal, write.at);
+}
+
+/** The pipeline's dependencies on the benchmark's clock; traces go straight to the store. */
+export function benchmarkDeps(store: MemoryStore, policy: RetrievalPolicy, clock: () => Date): PipelineDeps {
+  return {
+    store,
+    // Written to the store: the recall delta finds the session's snapshot through its trace.
+    traces: { record: async (p, t) => void (await store.recordTrace(p, t)) },
+    policy,
+    clock,
+    traceRetentionHours: 24,
+    heads: store,
+  };
+}
+
 async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy: RetrievalPolicy, session: FixtureSession) {
   const probes: ProbeRow[] = [];
   const reopens: ReopenSample[] = [];
@@ -116,24 +140,18 @@ async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy:
   const needed = new Set<string>();
   const misses = new Set<string>();
   const durable = new Set(policy.durableTypes);
-  const deps: PipelineDeps = {
-    store,
-    // Written to the store: the recall delta finds the session's snapshot through its trace.
-    traces: { record: async (p, t) => void (await store.recordTrace(p, t)) },
-    policy,
-    clock: () => clock,
-    traceRetentionHours: 24,
-    heads: store,
-  };
+  const deps = benchmarkDeps(store, policy, () => clock);
 
   for (const step of session.steps) {
     if (step.kind === "write") {
       clock = step.at;
-      await store.putBeliefs(session.principal, step.beliefs);
-      await pinLastWrite(store, session.principal, step.at);
+      await applyWrite(store, session.principal, step);
       continue;
     }
-    const result = await recallOnce(deps, session, step, step.moment === "in_turn" ? (opened?.result.snapshotWatermark ?? null) : null, `bench/${session.id}`);
+    const { result } = await runProbe(deps, session, step, {
+      snapshotWatermark: step.moment === "in_turn" ? (opened?.result.snapshotWatermark ?? null) : null,
+      sessionId: `bench/${session.id}`,
+    });
     probes.push(probeRow(fixture, session, step, result));
     if (step.moment === "snapshot") {
       opened ??= { probe: step, result };
@@ -142,7 +160,7 @@ async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy:
     if (!opened) continue;
     for (const k of step.expected) needed.add(k);
     // What a runtime that re-opened the snapshot now would put in the prefix (its own session: no trace of ours moves).
-    const again = await recallOnce(deps, session, opened.probe, null, `bench/${session.id}/reopen/${step.id}`);
+    const { result: again } = await runProbe(deps, session, opened.probe, { snapshotWatermark: null, sessionId: `bench/${session.id}/reopen/${step.id}` });
     reopens.push({
       session: session.id,
       probe: step.id,
@@ -167,13 +185,14 @@ async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy:
   };
 }
 
-async function recallOnce(
+/** One probe through the real pipeline, as a runtime would send it; the turn id is the probe's id. */
+export async function runProbe(
   deps: PipelineDeps,
-  session: FixtureSession,
+  session: Pick<FixtureSession, "id" | "principal" | "sessionType">,
   probe: FixtureProbe,
-  snapshotWatermark: number | null,
-  sessionId: string,
-): Promise<RecallResult> {
+  o: { snapshotWatermark: number | null; sessionId: string; ceiling?: SensitivityLevel; turnId?: string },
+): Promise<RecallOutcome> {
+  const { snapshotWatermark, sessionId } = o;
   const moment = probe.moment === "search" ? "in_turn" : probe.moment;
   const gen = recall(deps, {
     principal: session.principal,
@@ -189,8 +208,8 @@ async function recallOnce(
       snapshotWatermark,
       sessionId,
       runId: probe.moment === "child_run" ? `${session.id}/child` : "",
-      turnId: probe.id,
-      surface: { surfaceId: "benchmark", sensitivityCeiling: probe.ceiling },
+      turnId: o.turnId ?? probe.id,
+      surface: { surfaceId: "benchmark", sensitivityCeiling: o.ceiling ?? probe.ceiling },
     },
   });
   let step = await gen.next();
@@ -198,11 +217,17 @@ async function recallOnce(
   if (step.value.result.armsDegraded.length > 0) {
     throw new Error(`probe ${probe.id}: arms degraded (${step.value.result.armsDegraded.join(", ")}); the result would not be deterministic`);
   }
-  return step.value.result;
+  return step.value;
 }
 
 function probeQuery(probe: FixtureProbe): RequestedQuery {
-  return requestedQuery({ currentScope: probe.project, text: probe.text, subjects: probe.subjects, structuredBeliefTypes: probe.types });
+  return requestedQuery({
+    currentScope: probe.project,
+    text: probe.text,
+    subjects: probe.subjects,
+    structuredBeliefTypes: probe.types,
+    asOf: probe.asOf,
+  });
 }
 
 function probeRow(fixture: BenchmarkFixture, session: FixtureSession, probe: FixtureProbe, result: RecallResult): ProbeRow {
@@ -258,7 +283,7 @@ function keyOf(fixture: BenchmarkFixture, beliefId: string): string {
  * the database clock; the benchmark pins it to the fixture's clock so that
  * as_of, ages and bytes are the same on every run.
  */
-async function pinLastWrite(store: MemoryStore, p: Principal, at: Date): Promise<void> {
+export async function pinLastWrite(store: MemoryStore, p: Principal, at: Date): Promise<void> {
   await store.db.query("UPDATE principal_heads SET updated_at = $3::timestamptz WHERE tenant_id = $1 AND principal_id = $2", [
     p.tenantId,
     p.principalId,

@@ -4,7 +4,7 @@ import { runBenchmark, type ProbeRow } from "../../src/eval/benchmark.js";
 import { canonicalJson, diffBaselines, readBaseline, toBaseline, tripleRegressions } from "../../src/eval/benchmark-baseline.js";
 import { parseBenchmarkFixture, readBenchmarkFixture } from "../../src/eval/benchmark-fixture.js";
 import { benchmarkMetrics, type BenchmarkMetrics } from "../../src/eval/benchmark-metrics.js";
-import { freshPglite } from "../support/stores.js";
+import { STORE_KINDS } from "../support/stores.js";
 
 /**
  * The deterministic benchmark (`npm run eval`): the committed baseline must
@@ -12,12 +12,13 @@ import { freshPglite } from "../support/stores.js";
  * regression check must mean what the README says they mean.
  */
 
-describe("the deterministic benchmark", () => {
+// `npm run eval` records on PGlite; PostgreSQL runs the same SQL and must measure the same bytes.
+describe.each(STORE_KINDS)("the deterministic benchmark ($kind)", ({ open }) => {
   it("measures exactly the committed baseline (re-record with `npm run eval -- --record` in the same commit)", async () => {
     const fixture = await readBenchmarkFixture(BENCHMARK_FIXTURE);
     const committed = await readBaseline(BENCHMARK_BASELINE);
     expect(committed, `no ${BENCHMARK_BASELINE}: run npm run eval -- --record`).not.toBeNull();
-    const t = await freshPglite();
+    const t = await open();
     try {
       const measured = toBaseline(await runBenchmark(fixture, t.store));
       // One line per difference, committed → measured: the readable form of a failure.

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -71,6 +71,22 @@ describe("recall CLI", () => {
     expect(err).toMatchObject({ code: 1 });
     expect((err as { stderr: string }).stderr).toContain("bad.jsonl:2: belief.belief_id: must be a UUID");
     expect((err as { stderr: string }).stderr).toContain("nothing was written");
+  });
+
+  it("eval benchmark exits 1 with the per-field diff when the baseline differs, and --record rewrites it", async () => {
+    const fixture = new URL("../fixtures/benchmark/fixture.json", import.meta.url).pathname;
+    const committed = await readFile(new URL("../fixtures/benchmark/baseline.json", import.meta.url), "utf8");
+    const baseline = join(dir, "baseline.json");
+    await writeFile(baseline, committed.replace(/"noiseRatio": [0-9.]+/, '"noiseRatio": 0.01'));
+    const args = [CLI, "eval", "benchmark", "--fixture", fixture, "--baseline", baseline];
+    const err = await run(process.execPath, args, { env: env(), timeout: 120_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    expect(err).toMatchObject({ code: 1 });
+    expect((err as { stderr: string }).stderr).toMatch(/^ {2}metrics\.noiseRatio: 0\.01 → [0-9.]+$/m);
+    expect((err as { stderr: string }).stderr).toContain("npm run eval -- --record");
+    expect((err as { stdout: string }).stdout).toContain("consequential recall@5");
+
+    await run(process.execPath, [...args, "--record"], { env: env(), timeout: 120_000 });
+    expect(await readFile(baseline, "utf8")).toBe(committed);
   });
 
   it("eval locomo runs the real pipeline on a slice of the dev set and reports beside BM25", async () => {

@@ -63,7 +63,10 @@ export interface SnapshotSession {
   snapshot: string[];
   /** Snapshot beliefs a probe of the session needed (what the model would cite). */
   used: string[];
-  /** In-turn results that were snapshot-eligible (durable type, active) but not in the snapshot. */
+  /**
+   * In-turn results that were snapshot-eligible at open (durable type, active, not persona-held, not
+   * written since) but not in the snapshot.
+   */
   misses: string[];
 }
 
@@ -139,6 +142,8 @@ async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy:
   let opened: { probe: FixtureProbe; result: RecallResult } | null = null;
   const needed = new Set<string>();
   const misses = new Set<string>();
+  // Not snapshot-eligible at open, so never a miss: persona-held beliefs, and beliefs written since.
+  const ineligible = new Set(fixture.principals.find((p) => samePrincipal(p.principal, session.principal))?.personaHeld ?? []);
   const durable = new Set(policy.durableTypes);
   const deps = benchmarkDeps(store, policy, () => clock);
 
@@ -146,6 +151,7 @@ async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy:
     if (step.kind === "write") {
       clock = step.at;
       await applyWrite(store, session.principal, step);
+      if (opened) for (const b of step.beliefs) ineligible.add(keyOf(fixture, b.beliefId));
       continue;
     }
     const { result } = await runProbe(deps, session, step, {
@@ -171,7 +177,8 @@ async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy:
     if (step.moment === "in_turn") {
       const inSnapshot = new Set(opened.result.items.map((i) => i.beliefId));
       for (const item of result.items) {
-        if (!inSnapshot.has(item.beliefId) && durable.has(item.beliefType) && item.status === "active") misses.add(keyOf(fixture, item.beliefId));
+        const k = keyOf(fixture, item.beliefId);
+        if (!inSnapshot.has(item.beliefId) && !ineligible.has(k) && durable.has(item.beliefType) && item.status === "active") misses.add(k);
       }
     }
   }
@@ -270,6 +277,10 @@ export function commonPrefixBytes(a: string, b: string): number {
   let n = 0;
   while (n < x.length && n < y.length && x[n] === y[n]) n += 1;
   return n;
+}
+
+function samePrincipal(a: Principal, b: Principal): boolean {
+  return a.tenantId === b.tenantId && a.principalId === b.principalId;
 }
 
 function keyOf(fixture: BenchmarkFixture, beliefId: string): string {

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { runBenchmark } from "../eval/benchmark.js";
-import { diffBaselines, readBaseline, toBaseline, writeBaseline } from "../eval/benchmark-baseline.js";
+import { baselineDifferences, readBaseline, recordDecision, toBaseline, writeBaseline } from "../eval/benchmark-baseline.js";
 import { readBenchmarkFixture } from "../eval/benchmark-fixture.js";
 import { formatBenchmark } from "../eval/benchmark-report.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
@@ -10,7 +10,7 @@ import { createPgliteClient, openPglite } from "../store/pglite-client.js";
 
 const USAGE =
   "usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]\n" +
-  "       recall eval benchmark [--fixture FILE] [--baseline FILE] [--record] [--json]\n";
+  "       recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]\n";
 
 export const BENCHMARK_FIXTURE = "test/fixtures/benchmark/fixture.json";
 export const BENCHMARK_BASELINE = "test/fixtures/benchmark/baseline.json";
@@ -28,10 +28,13 @@ export async function runEval(args: string[]): Promise<number> {
       fixture: { type: "string", default: BENCHMARK_FIXTURE },
       baseline: { type: "string", default: BENCHMARK_BASELINE },
       record: { type: "boolean", default: false },
+      "accept-regression": { type: "string" },
     },
   });
   const [suite, file] = positionals;
-  if (suite === "benchmark") return benchmark(values.fixture, values.baseline, { record: values.record, json: values.json });
+  if (suite === "benchmark") {
+    return benchmark(values.fixture, values.baseline, { record: values.record, json: values.json, acceptRegression: values["accept-regression"] ?? null });
+  }
   if (suite !== "locomo" || !file) {
     process.stderr.write(USAGE);
     return 2;
@@ -48,9 +51,14 @@ export async function runEval(args: string[]): Promise<number> {
 /**
  * Runs the deterministic benchmark on a fresh embedded store and compares
  * it with the committed baseline: exit 0 when equal (or after --record),
- * 1 with the differences when not.
+ * 1 with the differences when not. --record refuses a triple regression
+ * (hard gate 9) unless --accept-regression gives the reason.
  */
-async function benchmark(fixtureFile: string, baselineFile: string, o: { record: boolean; json: boolean }): Promise<number> {
+async function benchmark(
+  fixtureFile: string,
+  baselineFile: string,
+  o: { record: boolean; json: boolean; acceptRegression: string | null },
+): Promise<number> {
   const fixture = await readBenchmarkFixture(fixtureFile);
   const client = createPgliteClient(await openPglite(undefined));
   let result;
@@ -61,17 +69,25 @@ async function benchmark(fixtureFile: string, baselineFile: string, o: { record:
     await client.close();
   }
   process.stdout.write(o.json ? `${JSON.stringify(toBaseline(result), null, 2)}\n` : `${formatBenchmark(result)}\n\n`);
+  const committed = await readBaseline(baselineFile);
   if (o.record) {
-    await writeBaseline(baselineFile, result);
-    process.stderr.write(`recorded ${baselineFile}\n`);
+    const decision = recordDecision(committed, result, o.acceptRegression);
+    if (!decision.ok) {
+      process.stderr.write(
+        `not recorded: a triple regression against ${baselineFile} (hard gate 9):\n${decision.regressions.map((r) => `  ${r}`).join("\n")}\n` +
+          'If it is intended, say why: npm run eval -- --record --accept-regression "<reason>"\n',
+      );
+      return 1;
+    }
+    await writeBaseline(baselineFile, decision.baseline);
+    process.stderr.write(`recorded ${baselineFile}${decision.regressions.length > 0 ? ` (accepted ${decision.regressions.length} regression(s))` : ""}\n`);
     return 0;
   }
-  const committed = await readBaseline(baselineFile);
   if (committed === null) {
     process.stderr.write(`no baseline at ${baselineFile}: record one with \`npm run eval -- --record\`\n`);
     return 1;
   }
-  const differences = diffBaselines(committed, toBaseline(result));
+  const differences = baselineDifferences(committed, result);
   if (differences.length === 0) {
     process.stderr.write(`matches the baseline ${baselineFile}\n`);
     return 0;

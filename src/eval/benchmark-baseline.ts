@@ -10,10 +10,20 @@ import type { BenchmarkMetrics } from "./benchmark-metrics.js";
  * one that changes something shows as a small diff in review.
  */
 
-export type Baseline = Omit<BenchmarkResult, "reopens">;
+export type Baseline = Omit<BenchmarkResult, "reopens"> & {
+  /** Triple regressions accepted when this baseline was recorded, each with its reason; usually empty. */
+  acceptedRegressions: string[];
+};
 
-export function toBaseline(result: BenchmarkResult): Baseline {
-  return { policy: result.policy, fixtureSha256: result.fixtureSha256, metrics: result.metrics, probes: result.probes, sessions: result.sessions };
+export function toBaseline(result: BenchmarkResult, acceptedRegressions: string[] = []): Baseline {
+  return {
+    policy: result.policy,
+    fixtureSha256: result.fixtureSha256,
+    metrics: result.metrics,
+    probes: result.probes,
+    sessions: result.sessions,
+    acceptedRegressions,
+  };
 }
 
 /**
@@ -61,8 +71,30 @@ export async function readBaseline(file: string): Promise<Baseline | null> {
   }
 }
 
-export async function writeBaseline(file: string, result: BenchmarkResult): Promise<void> {
-  await writeFile(file, canonicalJson(toBaseline(result)));
+export async function writeBaseline(file: string, baseline: Baseline): Promise<void> {
+  await writeFile(file, canonicalJson(baseline));
+}
+
+/**
+ * What re-recording may do. Over the same fixture, a measured result with a
+ * triple regression against the committed one is refused unless a reason is
+ * given, which is then written into the baseline for review; a changed
+ * fixture measures different cases, so it is not compared.
+ */
+export function recordDecision(
+  committed: Baseline | null,
+  measured: BenchmarkResult,
+  acceptReason: string | null,
+): { ok: true; baseline: Baseline; regressions: string[] } | { ok: false; regressions: string[] } {
+  const comparable = committed !== null && committed.fixtureSha256 === measured.fixtureSha256;
+  const regressions = comparable ? tripleRegressions(committed.metrics, measured.metrics) : [];
+  if (regressions.length > 0 && acceptReason === null) return { ok: false, regressions };
+  return { ok: true, regressions, baseline: toBaseline(measured, regressions.map((r) => `${r}: ${acceptReason}`)) };
+}
+
+/** What the measured result changes in the committed baseline (its accepted regressions aside), one line each. */
+export function baselineDifferences(committed: Baseline, measured: BenchmarkResult): string[] {
+  return diffBaselines({ ...committed, acceptedRegressions: [] }, toBaseline(measured));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BENCHMARK_BASELINE, BENCHMARK_FIXTURE } from "../../src/cli/eval.js";
-import { runBenchmark, type ProbeRow } from "../../src/eval/benchmark.js";
-import { canonicalJson, diffBaselines, readBaseline, toBaseline, tripleRegressions } from "../../src/eval/benchmark-baseline.js";
+import { runBenchmark, type BenchmarkResult, type ProbeRow } from "../../src/eval/benchmark.js";
+import { baselineDifferences, canonicalJson, diffBaselines, readBaseline, recordDecision, tripleRegressions } from "../../src/eval/benchmark-baseline.js";
 import { parseBenchmarkFixture, readBenchmarkFixture } from "../../src/eval/benchmark-fixture.js";
 import { benchmarkMetrics, type BenchmarkMetrics } from "../../src/eval/benchmark-metrics.js";
 import { STORE_KINDS } from "../support/stores.js";
@@ -20,9 +20,9 @@ describe.each(STORE_KINDS)("the deterministic benchmark ($kind)", ({ open }) => 
     expect(committed, `no ${BENCHMARK_BASELINE}: run npm run eval -- --record`).not.toBeNull();
     const t = await open();
     try {
-      const measured = toBaseline(await runBenchmark(fixture, t.store));
+      const measured = await runBenchmark(fixture, t.store);
       // One line per difference, committed → measured: the readable form of a failure.
-      expect(diffBaselines(committed, measured).join("\n")).toBe("");
+      expect(baselineDifferences(committed!, measured).join("\n")).toBe("");
     } finally {
       await t.dispose();
     }
@@ -125,6 +125,31 @@ describe("the baseline file", () => {
       "cache stability (re-open prefix-stable share) fell: 0.9 → 0.5",
       "noise ratio rose: 0.2 → 0.3",
     ]);
+  });
+});
+
+describe("re-recording", () => {
+  const result = (m: Partial<BenchmarkMetrics>, fixtureSha256 = "f"): BenchmarkResult => ({
+    policy: "retrieval@2",
+    fixtureSha256,
+    metrics: { ...benchmarkMetrics([], [], []), ...m },
+    probes: [],
+    sessions: [],
+    reopens: [],
+  });
+  const committed = { ...result({ noiseRatio: 0.2 }), acceptedRegressions: [] };
+
+  it("refuses a triple regression over the same fixture unless a reason is given, and keeps the reason", () => {
+    expect(recordDecision(committed, result({ noiseRatio: 0.3 }), null)).toEqual({ ok: false, regressions: ["noise ratio rose: 0.2 → 0.3"] });
+    const accepted = recordDecision(committed, result({ noiseRatio: 0.3 }), "fewer misses");
+    expect(accepted.ok && accepted.baseline.acceptedRegressions).toEqual(["noise ratio rose: 0.2 → 0.3: fewer misses"]);
+    const better = recordDecision(committed, result({ noiseRatio: 0.1 }), null);
+    expect(better.ok && better.baseline.acceptedRegressions).toEqual([]);
+  });
+
+  it("does not compare across a changed fixture: other cases, other numbers", () => {
+    expect(recordDecision(committed, result({ noiseRatio: 0.3 }, "g"), null).ok).toBe(true);
+    expect(recordDecision(null, result({ noiseRatio: 0.3 }), null).ok).toBe(true);
   });
 });
 

@@ -73,7 +73,7 @@ describe("recall CLI", () => {
     expect((err as { stderr: string }).stderr).toContain("nothing was written");
   });
 
-  it("eval benchmark exits 1 with the per-field diff when the baseline differs, and --record rewrites it", async () => {
+  it("eval benchmark exits 1 with the per-field diff when the baseline differs; --record refuses a triple regression without a reason", async () => {
     const fixture = new URL("../fixtures/benchmark/fixture.json", import.meta.url).pathname;
     const committed = await readFile(new URL("../fixtures/benchmark/baseline.json", import.meta.url), "utf8");
     const baseline = join(dir, "baseline.json");
@@ -85,8 +85,14 @@ describe("recall CLI", () => {
     expect((err as { stderr: string }).stderr).toContain("npm run eval -- --record");
     expect((err as { stdout: string }).stdout).toContain("consequential recall@5");
 
-    await run(process.execPath, [...args, "--record"], { env: env(), timeout: 120_000 });
-    expect(await readFile(baseline, "utf8")).toBe(committed);
+    // Measured noise is above the (tampered) committed 0.01: a regression, not recorded without a reason.
+    const refused = await run(process.execPath, [...args, "--record"], { env: env(), timeout: 120_000 }).catch((e: { code: number; stderr: string }) => e);
+    expect(refused).toMatchObject({ code: 1 });
+    expect((refused as { stderr: string }).stderr).toMatch(/^ {2}noise ratio rose: 0\.01 → [0-9.]+$/m);
+    await run(process.execPath, [...args, "--record", "--accept-regression", "test"], { env: env(), timeout: 120_000 });
+    const recorded = JSON.parse(await readFile(baseline, "utf8")) as { acceptedRegressions: string[] };
+    expect(recorded.acceptedRegressions).toEqual([expect.stringMatching(/^noise ratio rose: 0\.01 → [0-9.]+: test$/)]);
+    expect({ ...recorded, acceptedRegressions: [] }).toEqual(JSON.parse(committed));
   });
 
   it("eval locomo runs the real pipeline on a slice of the dev set and reports beside BM25", async () => {

@@ -5,7 +5,9 @@
  * - Conflicts: partners linked by conflicts_with (read in both directions) are
  *   kept together and marked, never silently resolved.
  * - Per-subject cap, with conflict partners exempt.
- * - Exact restatements: the higher-scored copy stays.
+ * - Exact restatements: the higher-scored copy stays. Merely similar items
+ *   are not removed here: the near-duplicate penalty (rank.ts) has already
+ *   demoted them below the item they resemble.
  */
 
 export interface Collapsible {

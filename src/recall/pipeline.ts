@@ -26,9 +26,9 @@ import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
 import { adviseEpisodicSearch } from "./escalation.js";
 import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
-import { effectiveQuery, lexicalTerms, type RequestedQuery } from "./query-former.js";
+import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
-import { isCarried, score } from "./rank.js";
+import { demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { runArms } from "./run-arms.js";
 import { countTokens } from "./tokens.js";
@@ -133,7 +133,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       },
       policy.candidateCap,
     ),
-    lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
+    lexicalArm(store, filter, query.text, namedSubjects, policy),
   ];
   if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
@@ -171,9 +171,11 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     };
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
+  // The penalty's last part needs the first ranking: a near-duplicate of a higher-ranked item.
+  const reranked = demoteNearDuplicates(ranked, weights, policy);
 
   // 6. Collapse and diversify.
-  const collapsed = collapse(ranked, perSubjectCap(query.maxItems, query.profile, policy));
+  const collapsed = collapse(reranked, perSubjectCap(query.maxItems, query.profile, policy));
 
   // 7. Safety pass, per item, and the line each item would render as.
   const candidates = collapsed.kept.map((b) => {

@@ -1,3 +1,4 @@
+import type { LexicalScoring } from "../store/memory-store.js";
 import type { Authority, Moment, Portability, Profile, SessionType } from "../domain/model.js";
 
 /**
@@ -50,7 +51,15 @@ export interface RetrievalPolicy {
   authority: Record<Authority, number>;
   /** scope_affinity of a belief carried from another project, by portability. */
   carriedAffinity: Record<Portability, number>;
-  penalty: { flagged: number; pastExpiresHint: number };
+  /** Penalty feature parts; `nearDuplicate` applies to a near-duplicate of a higher-ranked candidate. */
+  penalty: { flagged: number; pastExpiresHint: number; nearDuplicate: number };
+  /**
+   * When a candidate is a near-duplicate of a higher-ranked one: same subject
+   * and a Jaccard similarity of their content-word sets (function words and
+   * the subject's own words removed) at or above `threshold`. Demoted by the
+   * penalty, never deleted; exact restatements are collapse's business.
+   */
+  nearDuplicate: { measure: "jaccard-content-words"; threshold: number };
   /** Confidence at or above which a belief is banded high / medium. */
   bands: { high: number; medium: number };
   /** Per-subject cap: a share of the item cap by profile, never below `min` (conflict partners exempt). */
@@ -69,10 +78,18 @@ export interface RetrievalPolicy {
    * appended to the policy version of queries that use it.
    */
   ownedResources: { weight: number; types: string[]; tag: string };
+  /**
+   * The lexical arm's BM25F (store/memory-store.ts lexicalCandidates): k1 and
+   * b, the weight of each field of a belief's index, how many matches are
+   * scored exactly, the boosts for a subject or a month/year the question
+   * names, and the trigram threshold at which a capitalised word is taken
+   * for a misspelt subject. Set by the LoCoMo evaluation (README).
+   */
+  lexical: LexicalScoring & { trigram: { minSimilarity: number; minWordLength: number } };
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
-  version: "retrieval@2",
+  version: "retrieval@4",
   rrfK: 60,
   candidateCap: 200,
   typeAnchorWeight: 0.25,
@@ -111,12 +128,22 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   defaultDecayDays: 90,
   authority: { user: 1, affirmed: 0.8, inferred: 0.5 },
   carriedAffinity: { portable: 0.85, contextual: 0.5, local: 0.15 },
-  penalty: { flagged: 0.5, pastExpiresHint: 0.3 },
+  penalty: { flagged: 0.5, pastExpiresHint: 0.3, nearDuplicate: 0.5 },
+  nearDuplicate: { measure: "jaccard-content-words", threshold: 0.6 },
   bands: { high: 0.8, medium: 0.5 },
   perSubject: { share: { core: 1, task: 0.5, deep: 0.5 }, min: 3 },
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
   ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },
+  lexical: {
+    k1: 1.2,
+    b: 0.75,
+    fieldWeights: { subject: 1, statement: 1, source: 0.5, neighbours: 0.3 },
+    prescoreCap: 200,
+    namedSubjectBoost: 1.5,
+    dateBoost: 1.5,
+    trigram: { minSimilarity: 0.4, minWordLength: 4 },
+  },
 });
 
 function deepFreeze<T>(value: T): T {

@@ -1,11 +1,13 @@
 import type { Moment, RecallQuery, SessionType } from "../domain/model.js";
 import type { MomentDefaults, RetrievalPolicy } from "./policy.js";
+import { selfKnowledgeTypes } from "./self-knowledge.js";
 
 /**
  * Step 1: from what the caller sent to the effective query the pipeline runs.
  * Deterministic, no model call. Moment rules are applied here so the trace
  * records the query that actually ran (a snapshot never includes provisional
- * beliefs, whatever was asked).
+ * beliefs, whatever was asked; an explicit self-knowledge question anchors
+ * the types it asks about).
  */
 
 /** The query as the caller sent it; unset numbers are 0, unset booleans undefined. */
@@ -44,11 +46,18 @@ export function effectiveQuery(
 ): RecallQuery {
   const defaults = moment === "snapshot" ? snapshotDefaults(policy, sizing) : policy.moments[moment];
   const profile = requested.profile ?? defaults.profile;
+  // A self-knowledge question ("How do I like my coffee?") anchors the structured arm to the
+  // requested types (self-knowledge.ts), so the trace records them. A snapshot's text is the
+  // opening goal, not a question: its anchors stay the durable core.
+  const selfTypes = moment === "snapshot" ? [] : selfKnowledgeTypes(requested.text);
   return {
     ...requested,
+    // A possessive "my" turns on the bounded ownership lookup ("What fuel should I use for my
+    // car?" finds "User has a 2026 Aster S8."); never for a snapshot, whose text is a goal.
+    includeOwnedResources: requested.includeOwnedResources || (moment !== "snapshot" && hasPossessiveMy(requested.text)),
     subjects: [...new Set(requested.subjects.map((s) => s.trim()).filter((s) => s.length > 0))].sort(),
     beliefTypes: [...new Set(requested.beliefTypes)].sort(),
-    structuredBeliefTypes: [...new Set(requested.structuredBeliefTypes)].sort(),
+    structuredBeliefTypes: [...new Set([...requested.structuredBeliefTypes, ...selfTypes])].sort(),
     includeProvisional: moment === "snapshot" ? false : (requested.includeProvisional ?? true),
     profile,
     // Moment defaults are also ceilings for the snapshot: a caller may ask for less, never more.
@@ -109,4 +118,85 @@ export function lexicalTerms(text: string | null, maxTerms = 32): string[] {
     if (terms.length >= maxTerms) break;
   }
   return terms;
+}
+
+/**
+ * Phrases of the text that may name a subject: every run of one to three
+ * words, lower-cased, in order of appearance. Matched against the subjects
+ * of the principal's beliefs (exact, after lower-casing), so "What did
+ * Melanie paint?" boosts beliefs about Melanie without the caller naming her.
+ */
+export function namedPhrases(text: string | null, maxWords = 3, maxPhrases = 96): string[] {
+  if (!text) return [];
+  const words = text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'’.-]*/gu) ?? [];
+  const cleaned = words.map((w) => w.replace(/['’]s$/u, "").replace(/[.'’-]+$/u, ""));
+  const phrases: string[] = [];
+  for (let n = 1; n <= maxWords; n += 1) {
+    for (let i = 0; i + n <= cleaned.length; i += 1) {
+      const phrase = cleaned.slice(i, i + n).join(" ");
+      if (n === 1 && FUNCTION_WORDS.has(phrase)) continue;
+      if (!phrases.includes(phrase)) phrases.push(phrase);
+      if (phrases.length >= maxPhrases) return phrases;
+    }
+  }
+  return phrases;
+}
+
+/**
+ * Capitalised words of the text that could be a misspelt name ("Melanei"):
+ * the lexical arm compares them with the principal's subjects by trigram
+ * similarity. Function words and short words are left out.
+ */
+export function nameLikeWords(text: string | null, minLength: number, max = 8): string[] {
+  if (!text) return [];
+  const words: string[] = [];
+  for (const m of text.matchAll(/\p{Lu}[\p{L}\p{N}]*/gu)) {
+    const w = m[0].toLowerCase();
+    if (w.length < minLength || FUNCTION_WORDS.has(w) || words.includes(w)) continue;
+    words.push(w);
+    if (words.length >= max) break;
+  }
+  return words;
+}
+
+const MONTHS = [
+  ["january", "jan"],
+  ["february", "feb"],
+  ["march", "mar"],
+  ["april", "apr"],
+  ["may"],
+  ["june", "jun"],
+  ["july", "jul"],
+  ["august", "aug"],
+  ["september", "sep", "sept"],
+  ["october", "oct"],
+  ["november", "nov"],
+  ["december", "dec"],
+] as const;
+
+/**
+ * Months and years the text names ("in May 2023", "last August"), for the
+ * lexical arm's date boost. A month counts only when capitalised, and "May"
+ * and "March" only next to a number or after a preposition of time, so the
+ * verbs do not count.
+ */
+export function dateMentions(text: string | null): { years: number[]; months: number[] } {
+  if (!text) return { years: [], months: [] };
+  const years = [...new Set([...text.matchAll(/\b(1[89]\d\d|20\d\d)\b/g)].map((m) => Number(m[1])))].sort((a, b) => a - b);
+  const months = new Set<number>();
+  for (const m of text.matchAll(/(?<before>\b\w+\s+)?\b(?<name>\p{Lu}\p{Ll}+)\.?(?<after>\s+\d+)?/gu)) {
+    const name = m.groups!.name!.toLowerCase();
+    const index = MONTHS.findIndex((names) => (names as readonly string[]).includes(name));
+    if (index < 0) continue;
+    const ambiguous = name === "may" || name === "march" || name === "mar";
+    const timePreposition = /^(in|of|during|since|until|by|from|early|late|mid|last|next|this|before|after)\s+$/i.test(m.groups!.before ?? "");
+    if (ambiguous && !timePreposition && m.groups!.after === undefined) continue;
+    months.add(index + 1);
+  }
+  return { years, months: [...months].sort((a, b) => a - b) };
+}
+
+/** True when the text refers to something of the speaker's with a possessive "my". */
+export function hasPossessiveMy(text: string | null): boolean {
+  return text !== null && /(^|[^\p{L}\p{N}])my(?![\p{L}\p{N}])/iu.test(text);
 }

@@ -1,5 +1,7 @@
 import type { ConfidenceBand, StoredBelief } from "../domain/model.js";
+import { byScoreThenId } from "./assemble.js";
 import type { ProfileWeights, RetrievalPolicy } from "./policy.js";
+import { lexicalTerms } from "./query-former.js";
 
 /**
  * Step 5: the hand-weighted, versioned ranking function.
@@ -9,7 +11,9 @@ import type { ProfileWeights, RetrievalPolicy } from "./policy.js";
  *
  * Each feature is a small pure function of the belief, the query's scope and
  * the reference time (the rendered as_of, never the wall clock, so the same
- * belief set always ranks the same).
+ * belief set always ranks the same). The one part of the penalty that depends
+ * on the other candidates, being a near-duplicate of a higher-ranked one, is
+ * applied after this first ranking (demoteNearDuplicates).
  */
 
 const DAY_MS = 86_400_000;
@@ -72,4 +76,105 @@ export function confidenceBand(b: StoredBelief, carried: boolean, policy: Retrie
   const band: ConfidenceBand = c >= policy.bands.high ? "high" : c >= policy.bands.medium ? "medium" : "low";
   if (!carried) return band;
   return band === "high" ? "medium" : "low";
+}
+
+/** What the near-duplicate penalty reads of a ranked candidate. */
+export interface NearDuplicateCandidate {
+  beliefId: string;
+  subject: string;
+  statement: string;
+  beliefType: string;
+  predicateKey: string;
+  supersedes: readonly string[];
+  conflictsWith: readonly string[];
+  score: number;
+}
+
+/**
+ * The words a near-duplicate is measured on: the statement's content terms
+ * (lower-cased, function words removed, negations kept), without the
+ * subject's own words, which every statement about that subject shares.
+ */
+export function contentWords(statement: string, subject: string): Set<string> {
+  const own = new Set(lexicalTerms(subject, Infinity));
+  return new Set(lexicalTerms(statement, Infinity).filter((w) => !own.has(w)));
+}
+
+/** |a ∩ b| / |a ∪ b|; two empty sets say nothing, so they score 0. */
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 0;
+  let shared = 0;
+  for (const w of a) if (b.has(w)) shared += 1;
+  return shared / (a.size + b.size - shared);
+}
+
+/**
+ * Each candidate that is a near-duplicate of a higher-ranked one (same
+ * subject, content-word Jaccard at or above the policy's threshold), mapped
+ * to the highest-ranked such one. `ranked` is the first ranking, best first.
+ * Pairs that collapse already relates are exempt: a conflict partner is a
+ * disagreement, not a copy, and a replaced belief or an older revision of the
+ * same (subject, type, predicate key) is about to be removed, so it must not
+ * drag its successor down.
+ *
+ * Comparing every pair is quadratic in the candidates (hundreds per recall),
+ * so pairs are found by prefix filtering: with words ordered rarest first, two
+ * sets at or above the threshold share a word among the first
+ * |x| − ⌈threshold·|x|⌉ + 1 of each, and only those prefixes are indexed.
+ * The result is exactly that of comparing all pairs.
+ */
+export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonly T[], policy: RetrievalPolicy): Map<string, string> {
+  const { threshold } = policy.nearDuplicate;
+  const sets = ranked.map((item) => contentWords(item.statement, item.subject));
+  const frequency = new Map<string, number>();
+  for (const words of sets) for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+  const rarestFirst = (a: string, b: string) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1);
+
+  // subject + word → positions (in rank order) of the items whose prefix holds the word.
+  const index = new Map<string, number[]>();
+  const result = new Map<string, string>();
+  ranked.forEach((item, i) => {
+    const words = sets[i]!;
+    const subject = item.subject.toLowerCase();
+    // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
+    const prefix = [...words].sort(rarestFirst).slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
+    const keys = prefix.map((w) => `${subject}\u0000${w}`);
+    const above = [...new Set(keys.flatMap((k) => index.get(k) ?? []))].sort((a, b) => a - b);
+    const original = above.find((j) => !related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold);
+    if (original !== undefined) result.set(item.beliefId, ranked[original]!.beliefId);
+    for (const k of keys) {
+      const positions = index.get(k);
+      if (positions) positions.push(i);
+      else index.set(k, [i]);
+    }
+  });
+  return result;
+}
+
+/**
+ * The near-duplicate penalty, after the first ranking: each near-duplicate of
+ * a higher-ranked candidate loses w_penalty × penalty.nearDuplicate, then all
+ * are re-sorted by the total order (score desc, belief_id asc). Nothing is
+ * removed: the merely similar are demoted, never deleted.
+ */
+export function demoteNearDuplicates<T extends NearDuplicateCandidate>(
+  ranked: readonly T[],
+  weights: ProfileWeights,
+  policy: RetrievalPolicy,
+): T[] {
+  const duplicates = nearDuplicates(ranked, policy);
+  const demotion = weights.penalty * policy.penalty.nearDuplicate;
+  return ranked
+    .map((item) => (duplicates.has(item.beliefId) ? { ...item, score: Math.round((item.score - demotion) * 1e9) / 1e9 } : item))
+    .sort(byScoreThenId);
+}
+
+function related(a: NearDuplicateCandidate, b: NearDuplicateCandidate): boolean {
+  return (
+    a.conflictsWith.includes(b.beliefId) ||
+    b.conflictsWith.includes(a.beliefId) ||
+    a.supersedes.includes(b.beliefId) ||
+    b.supersedes.includes(a.beliefId) ||
+    (a.predicateKey !== "" && a.predicateKey === b.predicateKey && a.beliefType === b.beliefType)
+  );
 }

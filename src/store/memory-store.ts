@@ -16,6 +16,7 @@ import type { EligibilityFilter } from "../recall/hard-filter.js";
 import { BELIEF_COLUMNS, EPISODE_COLUMNS, beliefFromRow, beliefParams, episodeFromRow } from "./belief-rows.js";
 import { eligibilitySql } from "./eligibility-sql.js";
 import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
+import { refreshSourceContext } from "./source-context.js";
 import { SqlParams } from "./sql-params.js";
 import { FEEDBACK } from "../trace/feedback.js";
 import { TraceStore } from "./trace-store.js";
@@ -46,6 +47,28 @@ export interface SnapshotReportRow {
   inTurnReturned: number;
   /** In-turn results that were snapshot-eligible but not in the snapshot: the core may be too small. */
   misses: number;
+}
+
+/** What the lexical arm looks up, and how it scores (the policy's lexical section). */
+export interface LexicalQuery {
+  /** Content terms, function words removed. */
+  terms: readonly string[];
+  /** Lower-cased subject names the question names: their beliefs are boosted. */
+  names: readonly string[];
+  /** Months (1-12) and years the question names: beliefs valid from then are boosted. */
+  dates: { years: readonly number[]; months: readonly number[] };
+  scoring: LexicalScoring;
+}
+
+export interface LexicalScoring {
+  k1: number;
+  b: number;
+  /** BM25F field weights: tf and length count each occurrence by its field's weight. */
+  fieldWeights: { subject: number; statement: number; source: number; neighbours: number };
+  /** Matches kept for exact scoring, by summed IDF of the terms they contain. */
+  prescoreCap: number;
+  namedSubjectBoost: number;
+  dateBoost: number;
 }
 
 /** What the structured arm looks up. */
@@ -139,6 +162,8 @@ export class MemoryStore {
         const replayed = applyRejections(belief, rejections.get(belief.beliefId) ?? []);
         written += await upsertBelief(tx, p, replayed, write.next);
       }
+      // The lexical index of a belief includes the episodes it was learned from.
+      if (written > 0) await refreshSourceContext(tx, p, { beliefIds: beliefs.map((b) => b.beliefId) });
       return { written, position: await write.finish(written > 0) };
     });
     await this.afterBulkWrite(result.written);
@@ -173,6 +198,8 @@ export class MemoryStore {
         );
         appended += rows.length;
       }
+      // Beliefs that arrived before these episodes (or cite their neighbours) index them now.
+      if (appended > 0) await refreshSourceContext(tx, p, { sessionIds: [...new Set(episodes.map((e) => e.sessionId))] });
       return { appended, position: await write.finish(appended > 0) };
     });
     await this.afterBulkWrite(result.appended);
@@ -303,6 +330,7 @@ export class MemoryStore {
       if (correction) {
         const supersedes = [...new Set([...correction.supersedes, target.beliefId])];
         await upsertBelief(tx, p, { ...correction, supersedes }, write.next);
+        await refreshSourceContext(tx, p, { beliefIds: [correction.beliefId] });
       }
       const corrected = applyRejection(target, rejection.kind, correction?.validFrom ?? null);
       await upsertBelief(tx, p, corrected, write.next);
@@ -386,23 +414,119 @@ export class MemoryStore {
     return candidates(await this.db.query(text, p.values, options));
   }
 
-  /** Lexical arm: full-text OR query over subject and statement, ranked by ts_rank. */
-  async lexicalCandidates(
-    f: EligibilityFilter,
-    terms: readonly string[],
-    cap: number,
-    options?: QueryOptions,
-  ): Promise<ArmCandidate[]> {
-    if (terms.length === 0) return [];
+  /**
+   * Lexical arm: BM25F over each eligible belief's lexical index (subject,
+   * statement, source episodes, their neighbours; sql/0005_lexicon.sql),
+   * with document frequencies counted over the principal's eligible beliefs
+   * that match, and document count and average length from principal_lexicon.
+   * The hard filter is the WHERE clause of the only scan; everything after
+   * it works on that set. Beliefs about a subject the question names, and
+   * beliefs from a month or year it names, are boosted. Ties break by id.
+   */
+  async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number, options?: QueryOptions): Promise<ArmCandidate[]> {
+    if (q.terms.length === 0) return [];
+    const s = q.scoring;
     const p = new SqlParams();
     const where = eligibilitySql(f, p);
-    const tsquery = p.add(terms.join(" | "));
-    const text = `SELECT ${BELIEF_COLUMNS}, ts_rank(b.tsv, q.query)::float8 AS arm_score
-      FROM beliefs b, to_tsquery('english', ${tsquery}) AS q(query)
-      WHERE ${where} AND b.tsv @@ q.query
+    const tenant = p.add(f.principal.tenantId);
+    const principal = p.add(f.principal.principalId);
+    const [wa, wb, wc, wd] = [s.fieldWeights.subject, s.fieldWeights.statement, s.fieldWeights.source, s.fieldWeights.neighbours].map(
+      (w) => `${p.add(w)}::float8`,
+    );
+    const k1 = `${p.add(s.k1)}::float8`;
+    const bl = `${p.add(s.b)}::float8`;
+    const dateNamed = q.dates.years.length > 0 || q.dates.months.length > 0;
+    const years = dateNamed ? p.add(q.dates.years) : "";
+    const months = dateNamed ? p.add(q.dates.months) : "";
+    const dateMatch = dateNamed
+      ? `(cardinality(${years}::int[]) = 0 OR extract(year FROM b.valid_from AT TIME ZONE 'UTC')::int = ANY(${years}::int[]))
+         AND (cardinality(${months}::int[]) = 0 OR extract(month FROM b.valid_from AT TIME ZONE 'UTC')::int = ANY(${months}::int[]))`
+      : "false";
+    const text = `WITH stats AS (
+        SELECT GREATEST(COALESCE(l.docs, 0), 1)::float8 AS n,
+          GREATEST((COALESCE(l.len_a, 0) * ${wa} + COALESCE(l.len_b, 0) * ${wb} + COALESCE(l.len_c, 0) * ${wc}
+            + COALESCE(l.len_d, 0) * ${wd}) / GREATEST(COALESCE(l.docs, 0), 1), 1e-9)::float8 AS avgdl
+        FROM (SELECT 1) AS one
+        LEFT JOIN principal_lexicon l ON l.tenant_id = ${tenant} AND l.principal_id = ${principal}
+      ),
+      qlex AS (
+        SELECT u.lexeme, quote_literal(u.lexeme)::tsquery AS tq
+        FROM unnest(to_tsvector('english', ${p.add(q.terms.join(" "))}::text)) AS u
+      ),
+      matched AS (
+        SELECT b.belief_id, b.lex_tsv FROM beliefs b
+        WHERE ${where} AND b.lex_tsv @@ to_tsquery('english', ${p.add(q.terms.join(" | "))}::text)
+      ),
+      hits AS (SELECT m.belief_id, ql.lexeme FROM matched m JOIN qlex ql ON m.lex_tsv @@ ql.tq),
+      idf AS (
+        SELECT h.lexeme, ln(1 + (st.n - count(*) + 0.5) / (count(*) + 0.5))::float8 AS idf
+        FROM hits h, stats st GROUP BY h.lexeme, st.n
+      ),
+      pre AS (
+        SELECT h.belief_id FROM hits h JOIN idf USING (lexeme)
+        GROUP BY h.belief_id ORDER BY sum(idf.idf) DESC, h.belief_id LIMIT ${p.add(s.prescoreCap)}
+      ),
+      tf AS (
+        SELECT pre.belief_id, u.lexeme,
+          (SELECT sum(CASE w WHEN 'A' THEN ${wa} WHEN 'B' THEN ${wb} WHEN 'C' THEN ${wc} ELSE ${wd} END)
+           FROM unnest(u.weights) AS w) AS tf,
+          b.lex_lengths[1] * ${wa} + b.lex_lengths[2] * ${wb} + b.lex_lengths[3] * ${wc} + b.lex_lengths[4] * ${wd} AS dl
+        FROM pre
+        JOIN beliefs b ON b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = pre.belief_id,
+          unnest(b.lex_tsv) AS u
+        WHERE u.lexeme IN (SELECT lexeme FROM qlex)
+      ),
+      scored AS (
+        SELECT tf.belief_id,
+          sum(idf.idf * tf.tf * (${k1} + 1) / (tf.tf + ${k1} * (1 - ${bl} + ${bl} * tf.dl / st.avgdl))) AS bm25
+        FROM tf JOIN idf USING (lexeme), stats st
+        GROUP BY tf.belief_id
+      )
+      SELECT ${BELIEF_COLUMNS},
+        (sc.bm25
+          * CASE WHEN lower(b.subject) = ANY(${p.add(q.names)}::text[]) THEN ${p.add(s.namedSubjectBoost)}::float8 ELSE 1 END
+          * CASE WHEN ${dateMatch} THEN ${p.add(s.dateBoost)}::float8 ELSE 1 END)::float8 AS arm_score
+      FROM scored sc
+      JOIN beliefs b ON b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = sc.belief_id
       ORDER BY arm_score DESC, b.belief_id
       LIMIT ${p.add(cap)}`;
     return candidates(await this.db.query(text, p.values, options));
+  }
+
+  /**
+   * Subjects the question names, for the lexical arm's boost: exact phrases
+   * of the question (lower-cased), and near misses of its longer words by
+   * trigram similarity (typos in names). Looked up among eligible beliefs
+   * only, so a name is never learned from a belief the query may not see.
+   */
+  async resolveNamedSubjects(
+    f: EligibilityFilter,
+    phrases: readonly string[],
+    fuzzyWords: readonly string[],
+    minSimilarity: number,
+    options?: QueryOptions,
+  ): Promise<{ exact: string[]; fuzzy: string[] }> {
+    if (phrases.length === 0 && fuzzyWords.length === 0) return { exact: [], fuzzy: [] };
+    const p = new SqlParams();
+    const where = eligibilitySql(f, p);
+    const phraseList = p.add(phrases);
+    // A near miss shares the first three letters (so the trigram index can find it by prefix), then
+    // must reach the policy's similarity. pg_trgm's % operator is not used: PGlite mishandles it.
+    const fuzzy = fuzzyWords
+      .map((w) => {
+        const word = p.add(w);
+        return `(lower(b.subject) LIKE ${p.add(`${escapeLike(w.slice(0, 3))}%`)}
+          AND similarity(lower(b.subject), ${word}::text) >= ${p.add(minSimilarity)}::float8)`;
+      })
+      .join(" OR ");
+    const rows = await this.db.query<{ name: string; exact: boolean }>(
+      `SELECT DISTINCT lower(b.subject) AS name, lower(b.subject) = ANY(${phraseList}::text[]) AS exact FROM beliefs b
+       WHERE ${where} AND (lower(b.subject) = ANY(${phraseList}::text[])${fuzzy ? ` OR ${fuzzy}` : ""})
+       ORDER BY name LIMIT 32`,
+      p.values,
+      options,
+    );
+    return { exact: rows.filter((r) => r.exact).map((r) => r.name), fuzzy: rows.filter((r) => !r.exact).map((r) => r.name) };
   }
 
   /** Beliefs by id for the principal, whatever their state (re-rendering, partners). */
@@ -634,6 +758,11 @@ async function rejectionsFor(
     byBelief.set(r.belief_id, [...(byBelief.get(r.belief_id) ?? []), { kind: r.kind, correctedAt: r.corrected_at }]);
   }
   return byBelief;
+}
+
+/** A LIKE pattern matching `text` literally. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /** Inserts or replaces one belief; returns 1 when the row changed, 0 for an identical repeat. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { lexicalTerms } from "../../src/recall/query-former.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
-import { ascendingUuids, filterFor, lexicalIds, UNANCHORED, useStore } from "./store-helpers.js";
+import { ascendingUuids, filterFor, lexicalIds, lexicalQuery, UNANCHORED, useStore } from "./store-helpers.js";
 
 describe.each(STORE_KINDS)("recall arms ($kind)", ({ open }) => {
   const store = useStore(open);
@@ -35,13 +35,13 @@ describe.each(STORE_KINDS)("recall arms ($kind)", ({ open }) => {
       expect((await lexicalIds(store(), p, ["deployed"])).sort()).toEqual(both);
     });
 
-    it("orders by ts_rank: a subject hit (weight A) and more hits rank higher", async () => {
+    it("orders by BM25F: a subject hit and more hits rank higher", async () => {
       const p = newPrincipal();
       const inSubject = belief({ subject: "Postgres", statement: "Postgres with pgvector backs memory." });
       const twice = belief({ subject: "Andy", statement: "Andy runs postgres at home and postgres at work." });
       const once = belief({ subject: "Andy", statement: "Andy once mentioned postgres." });
       await store().putBeliefs(p, [once, twice, inSubject]);
-      const rows = await store().lexicalCandidates(filterFor(p), ["postgres"], 10);
+      const rows = await store().lexicalCandidates(filterFor(p), lexicalQuery(["postgres"]), 10);
       expect(rows.map((c) => c.belief.beliefId)).toEqual([inSubject.beliefId, twice.beliefId, once.beliefId]);
       const scores = rows.map((c) => c.armScore);
       expect(scores.every((s) => typeof s === "number" && s > 0)).toBe(true);
@@ -49,15 +49,15 @@ describe.each(STORE_KINDS)("recall arms ($kind)", ({ open }) => {
       expect(scores[1]!).toBeGreaterThan(scores[2]!);
     });
 
-    it("breaks ts_rank ties by belief_id, whatever the insertion order, also under a cap", async () => {
+    it("breaks score ties by belief_id, whatever the insertion order, also under a cap", async () => {
       const p = newPrincipal();
       const ids = ascendingUuids(5);
       const twins = [...ids].reverse().map((beliefId) => belief({ beliefId, statement: "Andy prefers concise writing." }));
       for (const b of twins) await store().putBeliefs(p, [b]);
-      const rows = await store().lexicalCandidates(filterFor(p), ["concise"], 10);
+      const rows = await store().lexicalCandidates(filterFor(p), lexicalQuery(["concise"]), 10);
       expect(rows.map((c) => c.belief.beliefId)).toEqual(ids);
       expect(new Set(rows.map((c) => c.armScore)).size).toBe(1);
-      const capped = await store().lexicalCandidates(filterFor(p), ["concise"], 2);
+      const capped = await store().lexicalCandidates(filterFor(p), lexicalQuery(["concise"]), 2);
       expect(capped.map((c) => c.belief.beliefId)).toEqual(ids.slice(0, 2));
     });
   });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SENSITIVITY, type Belief, type Principal } from "../../src/domain/model.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
-import { eligibleIds, filterFor, lexicalIds, sortedIds, useStore } from "./store-helpers.js";
+import { eligibleIds, filterFor, lexicalIds, lexicalQuery, sortedIds, useStore } from "./store-helpers.js";
 
 const at = (iso: string) => new Date(iso);
 
@@ -188,7 +188,7 @@ describe.each(STORE_KINDS)("hard filter in SQL ($kind)", ({ open }) => {
 
     it("in the lexical arm", async () => {
       const { p, eligible } = await seed();
-      const rows = await store().lexicalCandidates(filterFor(p, options), ["andy", "concise", "writing"], 5);
+      const rows = await store().lexicalCandidates(filterFor(p, options), lexicalQuery(["andy", "concise", "writing"]), 5);
       expect(rows.map((c) => c.belief.beliefId).sort()).toEqual(eligible);
     });
   });

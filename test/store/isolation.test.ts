@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/domain/model.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, episode, newPrincipal } from "../support/fixtures.js";
-import { episodeQuery, filterFor, recallTrace, sortedIds, useStore } from "./store-helpers.js";
+import { episodeQuery, filterFor, lexicalQuery, recallTrace, sortedIds, useStore } from "./store-helpers.js";
 
 /**
  * Tenant and principal are isolation boundaries: principal B of A's tenant and
@@ -44,7 +44,7 @@ describe.each(STORE_KINDS)("isolation ($kind)", ({ open }) => {
     const s = store();
     const f = filterFor(a);
     expect((await s.structuredCandidates(f, anchors, 100)).map((c) => c.belief.beliefId).sort()).toEqual(sortedIds(...ids));
-    expect((await s.lexicalCandidates(f, words, 100)).map((c) => c.belief.beliefId).sort()).toEqual(sortedIds(...ids));
+    expect((await s.lexicalCandidates(f, lexicalQuery(words), 100)).map((c) => c.belief.beliefId).sort()).toEqual(sortedIds(...ids));
     expect((await s.beliefsById(a, ids)).map((b) => b.beliefId)).toEqual(sortedIds(...ids));
     expect(await s.expandSubjects(a, ["Acme"])).toEqual(["acme", "acme corp"]);
     expect(await s.episodes(a, episodeQuery({ sessionId: session }))).toEqual(episodes);
@@ -59,7 +59,7 @@ describe.each(STORE_KINDS)("isolation ($kind)", ({ open }) => {
     });
 
     it("sees none of A's beliefs in the lexical arm", async () => {
-      expect(await store().lexicalCandidates(filterFor(other), words, 100)).toEqual([]);
+      expect(await store().lexicalCandidates(filterFor(other), lexicalQuery(words), 100)).toEqual([]);
     });
 
     it("gets nothing from beliefsById with A's ids", async () => {

@@ -9,7 +9,8 @@ import {
   type SensitivityLevel,
 } from "../../src/domain/model.js";
 import { eligibilityFilter, type EligibilityFilter } from "../../src/recall/hard-filter.js";
-import type { EpisodeQuery, MemoryStore } from "../../src/store/memory-store.js";
+import type { EpisodeQuery, LexicalQuery, MemoryStore } from "../../src/store/memory-store.js";
+import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import type { TestStore } from "../support/stores.js";
 import { T0, recallQuery } from "../support/fixtures.js";
 
@@ -73,7 +74,7 @@ export async function lexicalIds(
   terms: string[],
   o: FilterOptions = {},
 ): Promise<string[]> {
-  const rows = await store.lexicalCandidates(filterFor(p, o), terms, 1000);
+  const rows = await store.lexicalCandidates(filterFor(p, o), lexicalQuery(terms), 1000);
   return rows.map((c) => c.belief.beliefId);
 }
 
@@ -159,4 +160,10 @@ export function recallTrace(overrides: Partial<RecallTrace> = {}): RecallTrace {
     episodeAdvice: null,
     ...overrides,
   };
+}
+
+/** A lexical arm query for these terms, scored by the current policy, no names or dates. */
+export function lexicalQuery(terms: readonly string[], overrides: Partial<LexicalQuery> = {}): LexicalQuery {
+  const { trigram: _trigram, ...scoring } = RETRIEVAL_POLICY.lexical;
+  return { terms, names: [], dates: { years: [], months: [] }, scoring, ...overrides };
 }

@@ -9,6 +9,8 @@ import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
  */
 const PINNED: Record<string, string> = {
   "retrieval@2": "c8902b6d76e82a87de76f5dd99da9ae551da9b6270d25fe44daf07f4e7864e6e",
+  "retrieval@3": "db5a6eac2c18759e9dcd13567872fb22a40e4cd28c74d58c46fe631b2460790c",
+  "retrieval@4": "23680d5aecd4ccbf3a21f612d1c1af2aa821b3cc5bee875ca97327c0a09a388b",
 };
 
 describe("retrieval policy version", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
 import { effectiveQuery, FUNCTION_WORDS, lexicalTerms, requestedQuery, type RequestedQuery } from "../../src/recall/query-former.js";
+import { clauses, SELF_KNOWLEDGE_RULES, selfKnowledgeCues, selfKnowledgeTypes } from "../../src/recall/self-knowledge.js";
 
 function requested(overrides: Partial<RequestedQuery> = {}): RequestedQuery {
   return requestedQuery({ currentScope: "veetbot", text: "How does Andy like to write?", ...overrides });
@@ -178,5 +179,177 @@ describe("lexicalTerms", () => {
   it("keeps contracted negations (doesn't, isn't)", () => {
     const terms = lexicalTerms("Andy doesn't like coffee");
     expect(terms).not.toEqual(lexicalTerms("Andy does like coffee"));
+  });
+});
+
+describe("self-knowledge type anchors", () => {
+  const PREF = ["preference"];
+  const REL = ["relationship"];
+  const USER = ["user_model_attr"];
+  const ROUTINE = ["preference", "user_model_attr"];
+
+  // Real phrasings, each with the types it must anchor (sorted).
+  const positives: [string, string[]][] = [
+    ["How do I like my coffee?", PREF],
+    ["how do i like my coffee", PREF],
+    ["Which coffee do I like?", PREF],
+    ["Do I like Vim or Helix better?", PREF],
+    ["What music do I really enjoy?", PREF],
+    ["Which editor do I prefer?", PREF],
+    ["What food do I hate?", PREF],
+    ["Remind me what I love about Lisbon.", PREF],
+    ["What's my favourite restaurant?", PREF],
+    ["What is my favorite color?", PREF],
+    ["Tell me my preferences for code reviews.", PREF],
+    ["What are my hobbies?", PREF],
+    ["What kind of books do I read?", PREF],
+    ["What bands am I into?", PREF],
+    ["Am I a fan of jazz?", PREF],
+    ["How do I take my tea?", PREF],
+    ["What do I usually order at Luigi’s?", PREF],
+    ["How did I like the concert?", PREF],
+    ["What's my wife's name?", REL],
+    ["Who is my best friend?", REL],
+    ["When is my mom's birthday?", REL],
+    ["Who's my boss?", REL],
+    ["What does my sister do?", REL],
+    ["Who am I married to?", REL],
+    ["Who do I report to?", REL],
+    ["Am I still married?", REL],
+    ["Do I have any kids?", REL],
+    ["How many children do I have?", REL],
+    ["Where does my brother live?", REL],
+    ["What is my dog called?", REL],
+    ["Remind me of my wife’s birthday.", REL],
+    ["Who am I?", USER],
+    ["What is my name?", USER],
+    ["What's my job?", USER],
+    ["Where do I live?", USER],
+    ["Where am I from?", USER],
+    ["How old am I?", USER],
+    ["When was I born?", USER],
+    ["What do I do for a living?", USER],
+    ["Which vehicle do I drive?", USER],
+    ["What car do I own?", USER],
+    ["What phone do I have?", USER],
+    ["Which editor do I use?", USER],
+    ["What languages do I speak?", USER],
+    ["Do I own a bike?", USER],
+    ["Am I vegetarian?", USER],
+    ["What are my allergies?", USER],
+    ["What's my time zone?", USER],
+    ["Where did I grow up?", USER],
+    ["What am I allergic to?", USER],
+    ["Which team am I on?", USER],
+    ["What is my role on this project?", USER],
+    ["What do you know about me?", ["preference", "relationship", "user_model_attr"]],
+    ["Tell me about myself.", ["preference", "relationship", "user_model_attr"]],
+    ["Do I drink coffee?", ROUTINE],
+    ["What do I usually do on Sunday mornings?", ROUTINE],
+    ["What do I usually eat for breakfast?", ROUTINE],
+    ["What's my morning routine?", ROUTINE],
+    ["What do I do every weekend?", ROUTINE],
+    ["Where do I go on Fridays?", ROUTINE],
+    ["What do I typically do after work?", ROUTINE],
+    // Compound questions keep each clause's types.
+    ["What's my wife's name and which coffee do I like?", ["preference", "relationship"]],
+    ["Where do I live, and who is my manager?", ["relationship", "user_model_attr"]],
+    ["Which car should I buy, and what car do I drive now?", USER],
+    ["How old am I? Also, what do I like to read?", ["preference", "user_model_attr"]],
+  ];
+
+  const negatives = [
+    // Advice questions.
+    "Which car should I buy?",
+    "What laptop should I get?",
+    "Should I move to Berlin?",
+    "What would you recommend for dinner?",
+    "Can you suggest a good book?",
+    "Is it worth switching to Helix?",
+    "Which framework is best for this service?",
+    "Help me choose a new phone.",
+    "What should I cook for my wife tonight?",
+    // Generic how-to questions.
+    "How do I deploy this service?",
+    "How do I run the tests?",
+    "How can I rotate the API keys?",
+    "How do I use the CLI?",
+    "What do I have to do to release?",
+    "What command do I run to migrate?",
+    "What options do I have for caching?",
+    "How do I usually deploy this service?",
+    "What do I usually get wrong in reviews?",
+    "How do I set up my laptop for the project?",
+    "Can you fix my code?",
+    "How do I configure my editor for TypeScript?",
+    // Requests, not preferences.
+    "I'd like to deploy the staging branch.",
+    "I would like a summary of the incident.",
+    // Not about the user.
+    "How does Andy like to write?",
+    "What do you like?",
+    "What do we usually do on Sunday mornings?",
+    "Who are you?",
+    "Who am I talking to?",
+    "What is the name of the deploy target?",
+    "Summarise the meeting notes.",
+    // Events, not profile facts: the escalation signal's business.
+    "What did I say about the deploy yesterday?",
+    "Who did I meet last week?",
+    "Do I have a meeting today?",
+    "What time is my flight?",
+    "Where should I go for dinner?",
+    "",
+  ];
+
+  it.each(positives)("%j anchors %j", (text, types) => {
+    expect(selfKnowledgeTypes(text)).toEqual(types);
+  });
+
+  it.each(negatives.map((t) => [t]))("%j does not activate it", (text) => {
+    expect(selfKnowledgeCues(text).map((r) => r.cue)).toEqual([]);
+    expect(selfKnowledgeTypes(text)).toEqual([]);
+  });
+
+  it("gives nothing for no text", () => {
+    expect(selfKnowledgeTypes(null)).toEqual([]);
+  });
+
+  it("splits clauses at punctuation and conjunctions, spelling out contractions", () => {
+    expect(clauses("What's my wife's name and which coffee do I like?")).toEqual(["what is my wife's name", "which coffee do i like"]);
+    expect(clauses("I’m tired, but I've   got time; ok.")).toEqual(["i am tired", "i have got time", "ok"]);
+  });
+
+  it("records the requested types on the effective query for in-turn, child-run and search", () => {
+    for (const moment of ["in_turn", "child_run", "search"] as const) {
+      const q = effectiveQuery(requested({ text: "What's my wife's name and which coffee do I like?" }), moment, P);
+      expect(q.structuredBeliefTypes, moment).toEqual(["preference", "relationship"]);
+    }
+  });
+
+  it("unions them with the caller's structured types, deduplicated and sorted", () => {
+    const q = effectiveQuery(requested({ text: "How do I like my coffee?", structuredBeliefTypes: ["skill", "preference"] }), "in_turn", P);
+    expect(q.structuredBeliefTypes).toEqual(["preference", "skill"]);
+  });
+
+  it("leaves the snapshot's anchors alone: its text is the opening goal", () => {
+    expect(effectiveQuery(requested({ text: "How do I like my coffee?" }), "snapshot", P).structuredBeliefTypes).toEqual([]);
+  });
+
+  it("adds nothing for other questions, and never touches the AND filter", () => {
+    const q = effectiveQuery(requested({ text: "How do I deploy this service?" }), "in_turn", P);
+    expect(q.structuredBeliefTypes).toEqual([]);
+    expect(effectiveQuery(requested({ text: "How do I like my coffee?" }), "in_turn", P).beliefTypes).toEqual([]);
+  });
+
+  it("is anchored at the policy's type-only weight, below an exact subject", () => {
+    expect(P.typeAnchorWeight).toBe(0.25);
+  });
+
+  it("lists a cue and at least one type for every rule", () => {
+    for (const rule of SELF_KNOWLEDGE_RULES) {
+      expect(rule.cue.length).toBeGreaterThan(0);
+      expect(rule.types.length).toBeGreaterThan(0);
+    }
   });
 });

@@ -1,16 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
+import { byScoreThenId } from "../../src/recall/assemble.js";
+import { collapse } from "../../src/recall/collapse.js";
 import {
   authority,
   conf,
   confidenceBand,
+  contentWords,
+  demoteNearDuplicates,
   isCarried,
+  jaccard,
+  nearDuplicates,
   penalty,
   reinforce,
   scopeAffinity,
   score,
+  type NearDuplicateCandidate,
 } from "../../src/recall/rank.js";
-import { DAY_MS, storedBelief } from "./unit-helpers.js";
+import { DAY_MS, pick, prng, shuffle, storedBelief, uid } from "./unit-helpers.js";
 
 const AT = new Date("2026-07-24T09:00:00Z");
 const daysBefore = (days: number) => new Date(AT.getTime() - days * DAY_MS);
@@ -241,5 +248,167 @@ describe("confidenceBand", () => {
     // 0.9 x 0.4 = 0.36
     expect(band(0.9, false, "provisional")).toBe("low");
     expect(band(1, false, "provisional")).toBe("low");
+  });
+});
+
+describe("near-duplicate penalty", () => {
+  const TASK = P.profiles.task;
+  /** A ranked candidate; ids are numbered so the total order is easy to read. */
+  const cand = (n: number, statement: string, score: number, overrides: Partial<NearDuplicateCandidate> = {}): NearDuplicateCandidate => ({
+    beliefId: uid(n),
+    subject: "Andy",
+    statement,
+    beliefType: "preference",
+    predicateKey: "",
+    supersedes: [],
+    conflictsWith: [],
+    score,
+    ...overrides,
+  });
+  const order = (items: readonly NearDuplicateCandidate[]) => items.map((i) => i.beliefId);
+
+  const writing = cand(1, "Andy prefers concise, prose-first writing.", 0.8);
+  const writingAgain = cand(2, "Andy prefers concise prose-first writing in reviews.", 0.78);
+  const berlin = cand(3, "Andy works from Berlin and keeps European hours.", 0.72);
+
+  it("measures content words without function words or the subject's own words", () => {
+    expect([...contentWords("Andy prefers concise, prose-first writing.", "Andy")]).toEqual(["prefers", "concise", "prose", "first", "writing"]);
+    expect([...contentWords("Acme Corp deploys to the Acme cluster.", "Acme Corp")]).toEqual(["deploys", "cluster"]);
+    expect([...contentWords("Andy doesn't drink coffee.", "Andy")]).toEqual(["not", "drink", "coffee"]);
+  });
+
+  it("jaccard is |a ∩ b| / |a ∪ b|, and 0 for two empty sets", () => {
+    expect(jaccard(new Set(["a", "b", "c"]), new Set(["b", "c", "d"]))).toBe(0.5);
+    expect(jaccard(new Set(["a"]), new Set(["a"]))).toBe(1);
+    expect(jaccard(new Set(), new Set())).toBe(0);
+    expect(jaccard(new Set(["a"]), new Set())).toBe(0);
+  });
+
+  it("keeps its measure and threshold in the policy", () => {
+    expect(P.nearDuplicate).toEqual({ measure: "jaccard-content-words", threshold: 0.6 });
+    expect(P.penalty.nearDuplicate).toBe(0.5);
+  });
+
+  it("drops a near duplicate below a distinct second fact about the same subject", () => {
+    // Before: writing, writingAgain, berlin. writingAgain loses 0.3 x 0.5 = 0.15 -> 0.63 < 0.72.
+    const out = demoteNearDuplicates([writing, writingAgain, berlin], TASK, P);
+    expect(order(out)).toEqual([writing.beliefId, berlin.beliefId, writingAgain.beliefId]);
+    expect(out[2]!.score).toBeCloseTo(0.63, 9);
+    expect(nearDuplicates([writing, writingAgain, berlin], P)).toEqual(new Map([[writingAgain.beliefId, writing.beliefId]]));
+  });
+
+  it("demotes, never deletes: the near duplicate is still a candidate after collapse", () => {
+    const demoted = demoteNearDuplicates([writing, writingAgain, berlin], TASK, P);
+    expect(demoted).toHaveLength(3);
+    const collapsed = collapse(
+      demoted.map((c) => ({ ...c, validFrom: AT })),
+      10,
+    );
+    expect(collapsed.kept.map((c) => c.beliefId)).toEqual(order(demoted));
+    expect(collapsed.removed.size).toBe(0);
+  });
+
+  it("still lets collapse trim an exact restatement, keeping the higher-scored copy", () => {
+    const copy = cand(4, "  andy prefers CONCISE, prose-first   writing. ", 0.79);
+    const demoted = demoteNearDuplicates([writing, copy, writingAgain, berlin], TASK, P);
+    const collapsed = collapse(
+      demoted.map((c) => ({ ...c, validFrom: AT })),
+      10,
+    );
+    expect(collapsed.removed.get(copy.beliefId)).toBe("restatement");
+    expect(collapsed.kept.map((c) => c.beliefId)).toEqual([writing.beliefId, berlin.beliefId, writingAgain.beliefId]);
+  });
+
+  it("penalises with the profile's w_penalty, once however many items it resembles", () => {
+    const third = cand(4, "Andy prefers concise prose-first writing.", 0.7);
+    const core = demoteNearDuplicates([writing, writingAgain, third], P.profiles.core, P);
+    // Core: 0.4 x 0.5 = 0.2 each, even though `third` resembles both items above it.
+    expect(core.map((c) => [c.beliefId, c.score])).toEqual([
+      [writing.beliefId, 0.8],
+      [writingAgain.beliefId, 0.58],
+      [third.beliefId, 0.5],
+    ]);
+  });
+
+  it("leaves the highest-ranked copy alone and compares only within a subject", () => {
+    const otherSubject = cand(5, "Priya prefers concise, prose-first writing.", 0.75, { subject: "Priya" });
+    const out = demoteNearDuplicates([writing, otherSubject], TASK, P);
+    expect(out.map((c) => c.score)).toEqual([0.8, 0.75]);
+  });
+
+  it("leaves merely related statements below the threshold alone", () => {
+    // {prefers, tea} vs {prefers, coffee}: 1/3.
+    const tea = cand(6, "Andy prefers tea.", 0.8);
+    const coffee = cand(7, "Andy prefers coffee.", 0.7);
+    expect(nearDuplicates([tea, coffee], P).size).toBe(0);
+  });
+
+  it("exempts conflict partners, superseded pairs and revisions of one predicate key", () => {
+    const a = cand(8, "Andy deploys veetbot to Fly.io on Fridays.", 0.8);
+    const partner = cand(9, "Andy deploys veetbot to Fly.io on Fridays at noon.", 0.7, { conflictsWith: [a.beliefId] });
+    const successor = cand(10, "Andy deploys veetbot to Fly.io on Fridays only.", 0.6, { supersedes: [a.beliefId] });
+    const revision = cand(11, "Andy deploys veetbot to Fly.io on Fridays, usually.", 0.5, { predicateKey: "deploy_day" });
+    const older = cand(12, "Andy deploys veetbot to Fly.io on Fridays, mostly.", 0.9, { predicateKey: "deploy_day" });
+    // Control: without the relation, each pair is a near duplicate.
+    const unlinked = (c: NearDuplicateCandidate) => ({ ...c, conflictsWith: [], supersedes: [], predicateKey: "" });
+    expect(nearDuplicates([a, unlinked(partner)], P)).toEqual(new Map([[partner.beliefId, a.beliefId]]));
+    expect(nearDuplicates([a, unlinked(successor)], P)).toEqual(new Map([[successor.beliefId, a.beliefId]]));
+    expect(nearDuplicates([older, unlinked(revision)], P)).toEqual(new Map([[revision.beliefId, older.beliefId]]));
+    expect(nearDuplicates([a, partner], P).size).toBe(0);
+    expect(nearDuplicates([a, successor], P).size).toBe(0);
+    expect(nearDuplicates([older, revision], P).size).toBe(0);
+  });
+
+  it("finds exactly the pairs an all-pairs comparison finds (prefix filtering loses none)", () => {
+    const rand = prng(7);
+    const vocabulary = ["prefers", "concise", "writing", "berlin", "works", "helix", "editor", "coffee", "black", "tea", "not", "daily"];
+    const bruteForce = (items: NearDuplicateCandidate[]) => {
+      const out = new Map<string, string>();
+      items.forEach((b, i) => {
+        const original = items
+          .slice(0, i)
+          .find(
+            (a) =>
+              a.subject.toLowerCase() === b.subject.toLowerCase() &&
+              jaccard(contentWords(a.statement, a.subject), contentWords(b.statement, b.subject)) >= P.nearDuplicate.threshold,
+          );
+        if (original) out.set(b.beliefId, original.beliefId);
+      });
+      return out;
+    };
+    let found = 0;
+    for (let run = 0; run < 100; run++) {
+      const items = Array.from({ length: 2 + Math.floor(rand() * 25) }, (_, i) => {
+        const words = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => pick(rand, vocabulary));
+        return cand(i, `Andy ${words.join(" ")}.`, 1 - i / 100, { subject: pick(rand, ["Andy", "andy", "Priya"]) });
+      });
+      const expected = bruteForce(items);
+      found += expected.size;
+      expect(nearDuplicates(items, P)).toEqual(expected);
+    }
+    expect(found).toBeGreaterThan(50);
+  });
+
+  it("is deterministic: the same first ranking gives the same order and scores, whatever order it was built in", () => {
+    const rand = prng(20260724);
+    const statements = [
+      "Andy prefers concise, prose-first writing.",
+      "Andy prefers concise prose-first writing in reviews.",
+      "Andy works from Berlin.",
+      "Andy works from Berlin, Germany.",
+      "Andy's editor is Helix.",
+    ];
+    for (let run = 0; run < 50; run++) {
+      const set = Array.from({ length: 1 + Math.floor(rand() * 12) }, (_, i) =>
+        cand(i, pick(rand, statements), Math.round(rand() * 10) / 10, { subject: pick(rand, ["Andy", "andy", "Priya"]) }),
+      );
+      const first = [...set].sort(byScoreThenId);
+      const again = shuffle(rand, set).sort(byScoreThenId);
+      const out = demoteNearDuplicates(first, TASK, P);
+      expect(demoteNearDuplicates(again, TASK, P)).toEqual(out);
+      // The result is in the total order, and nothing is lost.
+      expect(out).toEqual([...out].sort(byScoreThenId));
+      expect(order(out).sort()).toEqual(order(set).sort());
+    }
   });
 });

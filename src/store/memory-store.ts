@@ -482,10 +482,12 @@ export class MemoryStore {
         FROM tf JOIN idf USING (lexeme), stats st
         GROUP BY tf.belief_id
       )
+      -- Rounded, as rank.ts rounds its score: the two stores may sum the float terms in another
+      -- order, and a last-bit difference must not reorder beliefs that score the same.
       SELECT ${BELIEF_COLUMNS},
-        (sc.bm25
+        round((sc.bm25
           * CASE WHEN lower(b.subject) = ANY(${p.add(q.names)}::text[]) THEN ${p.add(s.namedSubjectBoost)}::float8 ELSE 1 END
-          * CASE WHEN ${dateMatch} THEN ${p.add(s.dateBoost)}::float8 ELSE 1 END)::float8 AS arm_score
+          * CASE WHEN ${dateMatch} THEN ${p.add(s.dateBoost)}::float8 ELSE 1 END)::numeric, 12)::float8 AS arm_score
       FROM scored sc
       JOIN beliefs b ON b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = sc.belief_id
       ORDER BY arm_score DESC, b.belief_id

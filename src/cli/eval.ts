@@ -1,7 +1,21 @@
 import { parseArgs } from "node:util";
+import { runBenchmark } from "../eval/benchmark.js";
+import { baselineDifferences, readBaseline, recordDecision, toBaseline, writeBaseline } from "../eval/benchmark-baseline.js";
+import { readBenchmarkFixture } from "../eval/benchmark-fixture.js";
+import { formatBenchmark } from "../eval/benchmark-report.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
+import { MemoryStore } from "../store/memory-store.js";
+import { loadMigrations, migrate } from "../store/migrate.js";
+import { createPgliteClient, openPglite } from "../store/pglite-client.js";
 
-/** `recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]` */
+const USAGE =
+  "usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]\n" +
+  "       recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]\n";
+
+export const BENCHMARK_FIXTURE = "test/fixtures/benchmark/fixture.json";
+export const BENCHMARK_BASELINE = "test/fixtures/benchmark/baseline.json";
+
+/** `recall eval locomo …` and `recall eval benchmark …` */
 export async function runEval(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -11,11 +25,18 @@ export async function runEval(args: string[]): Promise<number> {
       questions: { type: "string" },
       json: { type: "boolean", default: false },
       subjects: { type: "boolean", default: false },
+      fixture: { type: "string", default: BENCHMARK_FIXTURE },
+      baseline: { type: "string", default: BENCHMARK_BASELINE },
+      record: { type: "boolean", default: false },
+      "accept-regression": { type: "string" },
     },
   });
   const [suite, file] = positionals;
+  if (suite === "benchmark") {
+    return benchmark(values.fixture, values.baseline, { record: values.record, json: values.json, acceptRegression: values["accept-regression"] ?? null });
+  }
   if (suite !== "locomo" || !file) {
-    process.stderr.write("usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]\n");
+    process.stderr.write(USAGE);
     return 2;
   }
   const report = await evaluateLocomo(file, {
@@ -25,4 +46,55 @@ export async function runEval(args: string[]): Promise<number> {
   });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatLocomoReport(report)}\n`);
   return 0;
+}
+
+/**
+ * Runs the deterministic benchmark on a fresh embedded store and compares
+ * it with the committed baseline: exit 0 when equal (or after --record),
+ * 1 with the differences when not. --record refuses a triple regression
+ * (hard gate 9) unless --accept-regression gives the reason.
+ */
+async function benchmark(
+  fixtureFile: string,
+  baselineFile: string,
+  o: { record: boolean; json: boolean; acceptRegression: string | null },
+): Promise<number> {
+  const fixture = await readBenchmarkFixture(fixtureFile);
+  const client = createPgliteClient(await openPglite(undefined));
+  let result;
+  try {
+    await migrate(client, await loadMigrations());
+    result = await runBenchmark(fixture, new MemoryStore(client));
+  } finally {
+    await client.close();
+  }
+  process.stdout.write(o.json ? `${JSON.stringify(toBaseline(result), null, 2)}\n` : `${formatBenchmark(result)}\n\n`);
+  const committed = await readBaseline(baselineFile);
+  if (o.record) {
+    const decision = recordDecision(committed, result, o.acceptRegression);
+    if (!decision.ok) {
+      process.stderr.write(
+        `not recorded: a triple regression against ${baselineFile} (hard gate 9):\n${decision.regressions.map((r) => `  ${r}`).join("\n")}\n` +
+          'If it is intended, say why: npm run eval -- --record --accept-regression "<reason>"\n',
+      );
+      return 1;
+    }
+    await writeBaseline(baselineFile, decision.baseline);
+    process.stderr.write(`recorded ${baselineFile}${decision.regressions.length > 0 ? ` (accepted ${decision.regressions.length} regression(s))` : ""}\n`);
+    return 0;
+  }
+  if (committed === null) {
+    process.stderr.write(`no baseline at ${baselineFile}: record one with \`npm run eval -- --record\`\n`);
+    return 1;
+  }
+  const differences = baselineDifferences(committed, result);
+  if (differences.length === 0) {
+    process.stderr.write(`matches the baseline ${baselineFile}\n`);
+    return 0;
+  }
+  process.stderr.write(
+    `differs from the baseline ${baselineFile} (committed → measured):\n${differences.map((d) => `  ${d}`).join("\n")}\n` +
+      "If the change is intended, re-record it in the same commit: npm run eval -- --record\n",
+  );
+  return 1;
 }

@@ -20,6 +20,9 @@ commands:
   health                         exit 0 when the sidecar on RECALL_HOST:RECALL_PORT answers SERVING
   eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]
                                  LoCoMo retrieval evaluation on a fresh embedded store, beside plain BM25
+  eval benchmark [--record] [--json] [--fixture FILE] [--baseline FILE]
+                                 the deterministic benchmark (npm run eval); exits 1 when it differs from
+                                 the committed baseline; --record re-records it
   report snapshots --tenant T --principal P [--session S]
                                  snapshot utilization and misses per session, from the traces (JSON)
   trace TRACE_ID                 print the principal's persisted trace as JSON (GetTrace, operator form)

@@ -480,10 +480,12 @@ export class MemoryStore {
         FROM tf JOIN idf USING (lexeme), stats st
         GROUP BY tf.belief_id
       )
+      -- Rounded, as rank.ts rounds its score: the two stores may sum the float terms in another
+      -- order, and a last-bit difference must not reorder beliefs that score the same.
       SELECT ${BELIEF_COLUMNS},
-        (sc.bm25
+        round((sc.bm25
           * CASE WHEN lower(b.subject) = ANY(${p.add(q.names)}::text[]) THEN ${p.add(s.namedSubjectBoost)}::float8 ELSE 1 END
-          * CASE WHEN ${dateMatch} THEN ${p.add(s.dateBoost)}::float8 ELSE 1 END)::float8 AS arm_score
+          * CASE WHEN ${dateMatch} THEN ${p.add(s.dateBoost)}::float8 ELSE 1 END)::numeric, 12)::float8 AS arm_score
       FROM scored sc
       JOIN beliefs b ON b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = sc.belief_id
       -- The same rows by primary key: without it the planner, blind to how few rows
@@ -612,12 +614,13 @@ export class MemoryStore {
   /**
    * Snapshot utilization and misses, per session, from traces: the share of
    * snapshot beliefs cited at least once in the session, and in-turn results
-   * that were snapshot-eligible (a durable type, active) but not in the snapshot.
+   * that were snapshot-eligible (a durable type, active, recorded by the time
+   * of the snapshot, not persona-held) but not in the snapshot.
    */
   async snapshotReport(p: Principal, durableTypes: readonly string[], sessionId: string | null): Promise<SnapshotReportRow[]> {
     const rows = await this.db.query<{ session_id: string; snapshot_size: number; cited: number; in_turn_returned: number; misses: number }>(
       `WITH snapshots AS (
-         SELECT DISTINCT ON (t.session_id) t.session_id, t.returned
+         SELECT DISTINCT ON (t.session_id) t.session_id, t.returned, t.created_at
          FROM recall_traces t
          WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.moment = 'snapshot'
            AND ($3::text IS NULL OR t.session_id = $3::text)
@@ -639,7 +642,11 @@ export class MemoryStore {
          (SELECT count(*) FROM in_turn i WHERE i.session_id = s.session_id) AS in_turn_returned,
          (SELECT count(*) FROM in_turn i JOIN beliefs b ON b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = i.belief_id
             WHERE i.session_id = s.session_id AND NOT (i.belief_id = ANY(s.returned))
-              AND b.belief_type = ANY($4::text[]) AND b.status = 'active') AS misses
+              AND b.belief_type = ANY($4::text[]) AND b.status = 'active'
+              -- Eligible when the snapshot was made: recorded by then, and not held by the persona row.
+              AND b.recorded_at <= s.created_at
+              AND NOT EXISTS (SELECT 1 FROM persona_entries pe
+                WHERE pe.tenant_id = b.tenant_id AND pe.principal_id = b.principal_id AND pe.belief_id = b.belief_id)) AS misses
        FROM snapshots s ORDER BY s.session_id`,
       [p.tenantId, p.principalId, sessionId, durableTypes],
     );

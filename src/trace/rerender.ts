@@ -1,5 +1,6 @@
 import type { RecallTrace, StoredBelief } from "../domain/model.js";
 import { beliefLine } from "../recall/belief-line.js";
+import { asHeldThen, isHistorical } from "../recall/hard-filter.js";
 import { RETRIEVAL_POLICY, type RetrievalPolicy } from "../recall/policy.js";
 import { isCarried } from "../recall/rank.js";
 import { renderBlock } from "../recall/render.js";
@@ -16,7 +17,8 @@ import { renderBlock } from "../recall/render.js";
 const POLICIES: ReadonlyMap<string, RetrievalPolicy> = new Map([[RETRIEVAL_POLICY.version, RETRIEVAL_POLICY]]);
 
 export function policyForVersion(version: string): RetrievalPolicy {
-  const policy = POLICIES.get(version);
+  // A query that used the ownership lookup records its tag after the policy's version.
+  const policy = POLICIES.get(version.replace(RETRIEVAL_POLICY.ownedResources.tag, ""));
   if (!policy) throw new Error(`no retrieval policy ${version} to re-render with`);
   return policy;
 }
@@ -24,10 +26,12 @@ export function policyForVersion(version: string): RetrievalPolicy {
 /** Renders the trace's returned beliefs, in its order, as the pipeline rendered them. */
 export function rerender(trace: RecallTrace, beliefs: readonly StoredBelief[], policy = policyForVersion(trace.retrievalPolicyVersion)): string {
   const byId = new Map(beliefs.map((b) => [b.beliefId, b]));
+  // As the pipeline did: a historical query bands each belief with the lifecycle it had at as_of.
+  const historical = isHistorical(trace.query, trace.createdAt);
   const returned = trace.returned.map((id) => {
     const belief = byId.get(id);
     if (!belief) throw new Error(`belief ${id} of trace ${trace.id} is missing`);
-    return belief;
+    return asHeldThen(belief, historical);
   });
   const lines = returned.map((b) => {
     // Conflict partners are linked in either direction; the pipeline admits partners together,
@@ -38,5 +42,7 @@ export function rerender(trace: RecallTrace, beliefs: readonly StoredBelief[], p
       .sort();
     return beliefLine(b, isCarried(b, trace.query.currentScope), partners, policy);
   });
-  return renderBlock(trace.asOf, policy.version, lines);
+  // The header names the version as recorded (with the ownership tag, when the query had it).
+  const version = trace.retrievalPolicyVersion === `${policy.version}${policy.ownedResources.tag}` ? trace.retrievalPolicyVersion : policy.version;
+  return renderBlock(trace.asOf, version, lines, trace.query.knownAt);
 }

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -71,6 +71,28 @@ describe("recall CLI", () => {
     expect(err).toMatchObject({ code: 1 });
     expect((err as { stderr: string }).stderr).toContain("bad.jsonl:2: belief.belief_id: must be a UUID");
     expect((err as { stderr: string }).stderr).toContain("nothing was written");
+  });
+
+  it("eval benchmark exits 1 with the per-field diff when the baseline differs; --record refuses a triple regression without a reason", async () => {
+    const fixture = new URL("../fixtures/benchmark/fixture.json", import.meta.url).pathname;
+    const committed = await readFile(new URL("../fixtures/benchmark/baseline.json", import.meta.url), "utf8");
+    const baseline = join(dir, "baseline.json");
+    await writeFile(baseline, committed.replace(/"noiseRatio": [0-9.]+/, '"noiseRatio": 0.01'));
+    const args = [CLI, "eval", "benchmark", "--fixture", fixture, "--baseline", baseline];
+    const err = await run(process.execPath, args, { env: env(), timeout: 120_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    expect(err).toMatchObject({ code: 1 });
+    expect((err as { stderr: string }).stderr).toMatch(/^ {2}metrics\.noiseRatio: 0\.01 → [0-9.]+$/m);
+    expect((err as { stderr: string }).stderr).toContain("npm run eval -- --record");
+    expect((err as { stdout: string }).stdout).toContain("consequential recall@5");
+
+    // Measured noise is above the (tampered) committed 0.01: a regression, not recorded without a reason.
+    const refused = await run(process.execPath, [...args, "--record"], { env: env(), timeout: 120_000 }).catch((e: { code: number; stderr: string }) => e);
+    expect(refused).toMatchObject({ code: 1 });
+    expect((refused as { stderr: string }).stderr).toMatch(/^ {2}noise ratio rose: 0\.01 → [0-9.]+$/m);
+    await run(process.execPath, [...args, "--record", "--accept-regression", "test"], { env: env(), timeout: 120_000 });
+    const recorded = JSON.parse(await readFile(baseline, "utf8")) as { acceptedRegressions: string[] };
+    expect(recorded.acceptedRegressions).toEqual([expect.stringMatching(/^noise ratio rose: 0\.01 → [0-9.]+: test$/)]);
+    expect({ ...recorded, acceptedRegressions: [] }).toEqual(JSON.parse(committed));
   });
 
   it("eval locomo runs the real pipeline on a slice of the dev set and reports beside BM25", async () => {

@@ -115,6 +115,21 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
     expect(await store().snapshotReport({ ...p, principalId: "nobody" }, RETRIEVAL_POLICY.durableTypes, null)).toEqual([]);
   });
 
+  it("does not count as a miss what was not snapshot-eligible when the snapshot was made: persona-held, or recorded since", async () => {
+    const p = newPrincipal();
+    const opened = new Date("2026-03-04T05:06:08.123Z");
+    const shown = belief();
+    const persona = belief({ statement: "Andy's name is pronounced AN-dee.", beliefType: "user_model_attr" });
+    const later = belief({ statement: "Andy now drinks tea.", recordedAt: new Date(opened.getTime() + 60_000), validFrom: new Date(opened.getTime() + 60_000) });
+    const missed = belief({ statement: "Andy's dog is Pixel.", beliefType: "relationship" });
+    await store().putBeliefs(p, [shown, persona, later, missed]);
+    await store().setPersonaEntry(p, persona.beliefId);
+    await store().recordTrace(p, recallTrace({ sessionId: "s", moment: "snapshot", returned: [shown.beliefId], createdAt: opened }));
+    await store().recordTrace(p, recallTrace({ sessionId: "s", moment: "in_turn", returned: [persona.beliefId, later.beliefId, missed.beliefId], createdAt: new Date(opened.getTime() + 120_000) }));
+    const [row] = await store().snapshotReport(p, RETRIEVAL_POLICY.durableTypes, "s");
+    expect(row).toMatchObject({ inTurnReturned: 3, misses: 1 });
+  });
+
   it("tracks a principal's head through notifications, without re-reading it", async () => {
     const db = counting(store().db);
     const tracked = new MemoryStore(db);

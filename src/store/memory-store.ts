@@ -464,7 +464,7 @@ export class MemoryStore {
       ),
       pre AS (
         SELECT h.belief_id FROM hits h JOIN idf USING (lexeme)
-        GROUP BY h.belief_id ORDER BY sum(idf.idf) DESC, h.belief_id LIMIT ${p.add(s.prescoreCap)}
+        GROUP BY h.belief_id ORDER BY round(sum(idf.idf)::numeric, 12) DESC, h.belief_id LIMIT ${p.add(s.prescoreCap)}
       ),
       tf AS (
         SELECT m.belief_id, u.lexeme,

@@ -1,0 +1,134 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ConfigError } from "../config.js";
+import type { Principal, SensitivityLevel } from "../domain/model.js";
+import { vectorLiteral } from "../embed/embedder.js";
+import type { EligibilityFilter } from "../recall/hard-filter.js";
+import { BELIEF_COLUMNS, beliefFromRow } from "./belief-rows.js";
+import { eligibilitySql } from "./eligibility-sql.js";
+import type { ArmCandidate } from "./memory-store.js";
+import { MIGRATIONS_DIR } from "./migrate.js";
+import type { QueryOptions, SqlClient } from "./sql-client.js";
+import { SqlParams } from "./sql-params.js";
+
+/**
+ * The semantic arm's SQL: its optional schema, the background embedder's
+ * reads and writes, and the arm's one query. Kept apart from MemoryStore so
+ * nothing here is touched unless RECALL_SEMANTIC=on.
+ */
+
+/** Shared with migrate.ts's lock key space; only names this setup among other advisory locks. */
+const SETUP_LOCK_KEY = 7_311_046_212;
+
+export const SEMANTIC_SETUP_SQL = join(MIGRATIONS_DIR, "optional", "semantic.sql");
+
+/** A belief whose statement has no current embedding. */
+export interface MissingEmbedding {
+  principal: Principal;
+  beliefId: string;
+  statement: string;
+}
+
+/**
+ * Creates the vector extension and the embeddings table if needed. On a
+ * server without pgvector this refuses with a message naming the fix,
+ * before anything is created.
+ */
+export async function enableSemantic(db: SqlClient): Promise<void> {
+  const available = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
+  if (available.length === 0) {
+    throw new ConfigError(
+      db.kind === "postgres"
+        ? "RECALL_SEMANTIC=on needs the pgvector extension, which this PostgreSQL server does not have: " +
+            "install pgvector on the server (e.g. the postgresql-15-pgvector package) or set RECALL_SEMANTIC=off"
+        : "RECALL_SEMANTIC=on needs the vector extension, which this PGlite database was opened without",
+    );
+  }
+  const sql = await readFile(SEMANTIC_SETUP_SQL, "utf8");
+  await db.transaction(async (tx) => {
+    // Two sidecars starting together must not race on CREATE ... IF NOT EXISTS.
+    await tx.query("SELECT pg_advisory_xact_lock($1::bigint)", [SETUP_LOCK_KEY]);
+    await tx.exec(sql);
+  });
+}
+
+export class SemanticStore {
+  constructor(readonly db: SqlClient) {}
+
+  /**
+   * Beliefs of any principal without a current embedding from `embedder`
+   * (none, another embedder's, or one of an older statement), at most
+   * `limit`, up to the sensitivity ceiling of what may be sent to it.
+   * Maintenance, not a recall: it reads statements to embed, never returns
+   * them to anyone.
+   */
+  async missingEmbeddings(embedder: string, ceiling: SensitivityLevel, limit: number): Promise<MissingEmbedding[]> {
+    const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
+      `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
+       FROM beliefs b
+       LEFT JOIN belief_embeddings e
+         ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
+         AND e.embedder = $1 AND e.statement_md5 = md5(b.statement)
+       WHERE e.belief_id IS NULL AND b.sensitivity <= $2
+       ORDER BY b.tenant_id, b.principal_id, b.store_position, b.belief_id
+       LIMIT $3`,
+      [embedder, ceiling, limit],
+    );
+    return rows.map((r) => ({
+      principal: { tenantId: r.tenant_id, principalId: r.principal_id },
+      beliefId: r.belief_id,
+      statement: r.statement,
+    }));
+  }
+
+  /**
+   * Stores embeddings of the statements they were computed from. A belief
+   * rewritten meanwhile keeps its new statement's md5 mismatched, so it is
+   * embedded again on the next pass; a belief deleted meanwhile is skipped.
+   */
+  async saveEmbeddings(embedder: string, rows: readonly (MissingEmbedding & { vector: readonly number[] })[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.transaction(async (tx) => {
+      for (const r of rows) {
+        await tx.query(
+          `INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
+           SELECT b.tenant_id, b.principal_id, b.belief_id, $4, md5($5), $6::vector
+           FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = $3::uuid
+           ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
+             embedder = EXCLUDED.embedder, statement_md5 = EXCLUDED.statement_md5,
+             embedding = EXCLUDED.embedding, embedded_at = now()`,
+          [r.principal.tenantId, r.principal.principalId, r.beliefId, embedder, r.statement, vectorLiteral(r.vector)],
+        );
+      }
+    });
+  }
+
+  /**
+   * Semantic arm: eligible beliefs with a current embedding, nearest to
+   * `vector` by cosine distance, ties by belief id. The hard filter comes
+   * first in the WHERE clause and the scan is exact (no ANN index), so the
+   * candidate cap applies only to this principal's eligible beliefs.
+   * arm_score is the cosine similarity.
+   */
+  async semanticCandidates(
+    f: EligibilityFilter,
+    embedder: string,
+    vector: readonly number[],
+    cap: number,
+    options?: QueryOptions,
+  ): Promise<ArmCandidate[]> {
+    const p = new SqlParams();
+    const where = eligibilitySql(f, p);
+    const query = p.add(vectorLiteral(vector));
+    const text = `SELECT ${BELIEF_COLUMNS}, (e.embedding <=> ${query}::vector)::float8 AS distance
+      FROM beliefs b
+      JOIN belief_embeddings e
+        ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
+      WHERE ${where}
+        AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+      ORDER BY distance, b.belief_id
+      LIMIT ${p.add(cap)}`;
+    const rows = await this.db.query(text, p.values, options);
+    return rows.map((r) => ({ belief: beliefFromRow(r), armScore: 1 - Number(r.distance) }));
+  }
+}

@@ -223,7 +223,7 @@ describe("semantic arm (pglite with pgvector)", () => {
       expect(result.armsDegraded).toEqual([]);
       expect(result.items.map((i) => i.beliefId)).toEqual([b.beliefId]);
       expect(result.items[0]!.arms).toContain("semantic");
-      expect(Object.keys(trace.armLatenciesMs)).toContain("semantic");
+      expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("semantic");
     });
 
     it("an embedder outage degrades the arm, named in arms_degraded, never the recall", async () => {
@@ -236,7 +236,7 @@ describe("semantic arm (pglite with pgvector)", () => {
 
     it("is absent unless configured", async () => {
       const { trace } = await runRecall(pipelineDeps(store(), { record: async () => {} }), p, requested({ text: "How does veetbot deploy?" }));
-      expect(Object.keys(trace.armLatenciesMs)).not.toContain("semantic");
+      expect(Object.keys(trace.armLatenciesMs ?? {})).not.toContain("semantic");
     });
 
     it("the arm embeds nothing for a query without text", async () => {

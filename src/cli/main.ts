@@ -18,8 +18,9 @@ commands:
   import FILE.jsonl --tenant T --principal P
                                  load beliefs and episodes ({"belief": {...}} / {"episode": {...}} per line)
   health                         exit 0 when the sidecar on RECALL_HOST:RECALL_PORT answers SERVING
-  eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]
+  eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--json]
                                  LoCoMo retrieval evaluation on a fresh embedded store, beside plain BM25
+                                 (--semantic: with the semantic arm, configured or hashed embedder)
   report snapshots --tenant T --principal P [--session S]
                                  snapshot utilization and misses per session, from the traces (JSON)
   trace TRACE_ID                 print the principal's persisted trace as JSON (GetTrace, operator form)
@@ -52,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     case "report":
       return runReport(config, args);
     case "eval":
-      return runEval(args);
+      return runEval(args, config);
     case "trace":
       return runTrace(config, args);
     case "delete-session":

@@ -25,6 +25,7 @@ import { startSweeper } from "./trace/sweeper.js";
 import { TraceWriter } from "./trace/trace-writer.js";
 import { SENSITIVITY } from "./domain/model.js";
 import { createEmbedder } from "./embed/create-embedder.js";
+import { withBreaker } from "./embed/embedder-breaker.js";
 import { EmbeddingBackfill } from "./embed/embedding-backfill.js";
 import type { SemanticSearch } from "./recall/arms/semantic.js";
 import { SemanticStore } from "./store/semantic-store.js";
@@ -43,6 +44,8 @@ const MIN_TRACE_FLUSH_MS = 1000;
 /** Background embedder backoff while the embedder fails: 1 s, doubling, at most a minute. */
 const EMBED_RETRY_MIN_MS = 1000;
 const EMBED_RETRY_MAX_MS = 60_000;
+/** After a failed query embedding the semantic arm is skipped (degraded) this long: one slow recall per cooldown, not all. */
+const QUERY_EMBED_COOLDOWN_MS = 5_000;
 
 export interface Sidecar {
   readonly port: number;
@@ -215,5 +218,5 @@ function startSemantic(config: Config, store: MemoryStore, logger: Logger): { se
   backfill.start();
   // The embedder's id names kind, model and dimension; the API key is never logged.
   logger.info({ embedder: embedder.id }, "semantic arm on");
-  return { semantic: { embedder, store: semanticStore }, backfill };
+  return { semantic: { embedder: withBreaker(embedder, QUERY_EMBED_COOLDOWN_MS), store: semanticStore }, backfill };
 }

@@ -15,6 +15,18 @@ export interface Embedder {
 /** The embedder could not produce vectors: unreachable, non-2xx, malformed or wrong-sized answer. */
 export class EmbedderError extends Error {
   override readonly name = "EmbedderError";
+  constructor(
+    message: string,
+    /** The endpoint's HTTP status, when it answered with an error. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+
+  /** The endpoint refused these inputs (400, 413, 422): repeating the same request cannot succeed. */
+  get rejectedInput(): boolean {
+    return this.status === 400 || this.status === 413 || this.status === 422;
+  }
 }
 
 /** A vector as pgvector's text literal, "[0.1,-0.2,…]". */

@@ -1,8 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { SensitivityLevel } from "../domain/model.js";
 import type { Logger } from "../logger.js";
-import type { SemanticStore } from "../store/semantic-store.js";
-import type { Embedder } from "./embedder.js";
+import type { MissingEmbedding, SemanticStore } from "../store/semantic-store.js";
+import { EmbedderError, type Embedder } from "./embedder.js";
 
 /**
  * The background embedder: fills in the embeddings of beliefs that have
@@ -30,6 +30,8 @@ export class EmbeddingBackfill {
   private loop: Promise<void> | undefined;
   private failures = 0;
   private woken = false;
+  /** Beliefs whose statement the endpoint refused on its own; skipped until restart so they cannot stall the rest. */
+  private readonly refused = new Set<string>();
 
   constructor(
     private readonly store: SemanticStore,
@@ -56,19 +58,45 @@ export class EmbeddingBackfill {
     await this.loop;
   }
 
-  /** Embeds and saves one batch; returns how many beliefs it embedded. Throws when the embedder or store fails. */
+  /** Embeds and saves one batch; returns how many beliefs it handled. Throws when the embedder or store fails. */
   async embedBatch(signal?: AbortSignal): Promise<number> {
-    const missing = await this.store.missingEmbeddings(this.embedder.id, this.options.sensitivityCeiling, this.options.batch);
+    const missing = await this.store.missingEmbeddings(this.embedder.id, this.options.sensitivityCeiling, this.options.batch, [
+      ...this.refused,
+    ]);
     if (missing.length === 0) return 0;
-    const vectors = await this.embedder.embed(
-      missing.map((m) => m.statement),
-      signal,
-    );
+    let vectors: (number[] | null)[];
+    try {
+      vectors = await this.embedder.embed(
+        missing.map((m) => m.statement),
+        signal,
+      );
+    } catch (error) {
+      if (!(error instanceof EmbedderError && error.rejectedInput)) throw error;
+      // One statement the endpoint refuses (too long for the model, say) must not hold back the rest.
+      vectors = [];
+      for (const m of missing) vectors.push(await this.embedAlone(m, signal));
+    }
     await this.store.saveEmbeddings(
       this.embedder.id,
-      missing.map((m, i) => ({ ...m, vector: vectors[i]! })),
+      missing.flatMap((m, i) => (vectors[i] ? [{ ...m, vector: vectors[i] }] : [])),
     );
     return missing.length;
+  }
+
+  private async embedAlone(m: MissingEmbedding, signal: AbortSignal | undefined): Promise<number[] | null> {
+    try {
+      const [vector] = await this.embedder.embed([m.statement], signal);
+      return vector!;
+    } catch (error) {
+      if (!(error instanceof EmbedderError && error.rejectedInput)) throw error;
+      this.refused.add(m.beliefId);
+      // Ids only: statements are never logged.
+      this.logger.warn(
+        { tenant: m.principal.tenantId, principal: m.principal.principalId, beliefId: m.beliefId, status: error.status },
+        "embeddings endpoint refused a statement; the semantic arm will not find this belief until restart",
+      );
+      return null;
+    }
   }
 
   private async run(): Promise<void> {

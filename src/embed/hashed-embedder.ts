@@ -31,23 +31,17 @@ export function hashedEmbedder(dimensions: number): Embedder {
   };
 }
 
-/** The vector of one text. Never all zeros: a text with no content words hashes its raw words, or one fixed feature. */
+/** The vector of one text. Never all zeros: a text with no content words hashes its raw words, or the empty word. */
 export function hashedVector(text: string, dimensions: number): number[] {
   const words = text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? [];
   const content = words.filter((w) => !STOP_WORDS.has(w)).map(stem);
   const features = content.length > 0 ? content : words.length > 0 ? words : [""];
   const v = new Array<number>(dimensions).fill(0);
   for (const feature of features) {
-    const h = fnv1a(feature);
-    // Signed hashing: collisions cancel out on average instead of only adding up.
-    v[h % dimensions]! += (h >>> 31) === 0 ? 1 : -1;
+    // Unsigned: a collision can only add similarity, never cancel a shared word (signed hashing can).
+    v[fnv1a(feature) % dimensions]! += 1;
   }
   const norm = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
-  // Two colliding features of opposite sign can cancel; keep one fixed feature rather than a zero vector.
-  if (norm === 0) {
-    v[0] = 1;
-    return v;
-  }
   return v.map((x) => x / norm);
 }
 

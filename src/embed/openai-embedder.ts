@@ -45,7 +45,7 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
       try {
         if (!response.ok) {
           const text = (await response.text()).slice(0, 200);
-          throw new EmbedderError(`embeddings endpoint answered ${response.status}: ${text}`);
+          throw new EmbedderError(`embeddings endpoint answered ${response.status}: ${text}`, response.status);
         }
         body = await response.json();
       } catch (error) {

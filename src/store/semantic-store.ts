@@ -58,21 +58,27 @@ export class SemanticStore {
   /**
    * Beliefs of any principal without a current embedding from `embedder`
    * (none, another embedder's, or one of an older statement), at most
-   * `limit`, up to the sensitivity ceiling of what may be sent to it.
+   * `limit`, up to the sensitivity ceiling of what may be sent to it, less
+   * the `exclude`d belief ids (statements the endpoint refused).
    * Maintenance, not a recall: it reads statements to embed, never returns
    * them to anyone.
    */
-  async missingEmbeddings(embedder: string, ceiling: SensitivityLevel, limit: number): Promise<MissingEmbedding[]> {
+  async missingEmbeddings(
+    embedder: string,
+    ceiling: SensitivityLevel,
+    limit: number,
+    exclude: readonly string[] = [],
+  ): Promise<MissingEmbedding[]> {
     const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
       `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
        FROM beliefs b
        LEFT JOIN belief_embeddings e
          ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
          AND e.embedder = $1 AND e.statement_md5 = md5(b.statement)
-       WHERE e.belief_id IS NULL AND b.sensitivity <= $2
+       WHERE e.belief_id IS NULL AND b.sensitivity <= $2 AND NOT (b.belief_id = ANY($4::uuid[]))
        ORDER BY b.tenant_id, b.principal_id, b.store_position, b.belief_id
        LIMIT $3`,
-      [embedder, ceiling, limit],
+      [embedder, ceiling, limit, exclude],
     );
     return rows.map((r) => ({
       principal: { tenantId: r.tenant_id, principalId: r.principal_id },

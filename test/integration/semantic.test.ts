@@ -95,11 +95,18 @@ describe("semantic arm when the embeddings endpoint is slow or down (pglite)", (
     };
     try {
       // A result that missed the client's deadline would fail this call with DEADLINE_EXCEEDED.
-      const { arms, result } = await recallEvents(c, me, 1_500);
+      const { arms, result } = await recallEvents(c, me, 3_000);
       expect(arms.find((a) => a.arm === "semantic")).toMatchObject({ degraded: true });
       expect(result.arms_degraded).toEqual(["semantic"]);
       expect(result.items.map((i: Json) => i.belief_id)).toEqual([fact.belief_id]);
       expect(result.items[0].arms).not.toContain("semantic");
+
+      // The breaker: the next recall skips the failing embedder at once instead of waiting for it again.
+      const asked = () => embeddings.requests.filter((r) => r.body.input[0] === QUERY.text).length;
+      const before = asked();
+      const next = await recallEvents(c, me, 3_000);
+      expect(next.result.arms_degraded).toEqual(["semantic"]);
+      expect(asked()).toBe(before);
     } finally {
       embeddings.respond = null;
     }

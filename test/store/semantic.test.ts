@@ -9,7 +9,7 @@ import { hashedEmbedder } from "../../src/embed/hashed-embedder.js";
 import { semanticArm } from "../../src/recall/arms/semantic.js";
 import { enableSemantic, SemanticStore } from "../../src/store/semantic-store.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
-import { pipelineDeps, requested, runRecall } from "../support/pipeline.js";
+import { capturingLogger, pipelineDeps, requested, runRecall } from "../support/pipeline.js";
 import { freshPgliteWithVector, STORE_KINDS } from "../support/stores.js";
 import { ascendingUuids, filterFor, useStore, type FilterOptions } from "./store-helpers.js";
 
@@ -19,7 +19,7 @@ import { ascendingUuids, filterFor, useStore, type FilterOptions } from "./store
  * enabling it where pgvector is missing must refuse with a clear message.
  */
 
-const embedder = hashedEmbedder(64);
+const embedder = hashedEmbedder(256);
 const silent = pino({ level: "silent" });
 
 function backfill(store: SemanticStore, e: Embedder = embedder, ceiling: number = SENSITIVITY.restricted): EmbeddingBackfill {
@@ -187,6 +187,36 @@ describe("semantic arm (pglite with pgvector)", () => {
     } finally {
       await worker.stop();
     }
+  });
+
+  it("a statement the endpoint refuses is skipped (and logged by id), never stalling the others", async () => {
+    const p = newPrincipal("refused");
+    const good = belief({ statement: "Andy collects stamps" });
+    const poison = belief({ statement: "POISON statement the endpoint refuses" });
+    const other = belief({ statement: "Andy grows tomatoes" });
+    await store().putBeliefs(p, [good, poison, other]);
+    // Like a real endpoint: one refused input fails the whole request with 400.
+    const picky: Embedder = {
+      ...embedder,
+      embed: (texts, signal) =>
+        texts.some((t) => t.startsWith("POISON"))
+          ? Promise.reject(new EmbedderError("embeddings endpoint answered 400: input too long", 400))
+          : embedder.embed(texts, signal),
+    };
+    const { logger, lines } = capturingLogger();
+    const worker = new EmbeddingBackfill(
+      semantic,
+      picky,
+      { batch: 1000, pollIntervalMs: 60_000, retryMinMs: 10, retryMaxMs: 20, sensitivityCeiling: SENSITIVITY.restricted },
+      logger,
+    );
+    await embedAll(worker);
+    expect(await search(p, "Andy stamps tomatoes POISON")).toEqual(expect.arrayContaining([good.beliefId, other.beliefId]));
+    expect(await search(p, "Andy stamps tomatoes POISON")).not.toContain(poison.beliefId);
+    expect(await worker.embedBatch()).toBe(0);
+    const warning = lines.find((l) => l.msg.startsWith("embeddings endpoint refused a statement"));
+    expect(warning).toMatchObject({ beliefId: poison.beliefId, status: 400 });
+    expect(JSON.stringify(lines)).not.toContain("POISON");
   });
 
   it("wakes after a write and embeds the new belief without waiting for its poll", async () => {

@@ -34,6 +34,14 @@ describe("hashed embedder", () => {
     expect(cosine(q, same)).toBeGreaterThan(cosine(q, other));
   });
 
+  it("never cancels a shared word: a hash collision can only add similarity", () => {
+    // At 64 dimensions "veetbot" and "deploy" share a bucket; signed hashing would cancel them to 0.
+    const q = hashedVector("veetbot deploys to kubernetes", 64);
+    const b = hashedVector("veetbot deploys on fridays after review", 64);
+    expect(cosine(q, b)).toBeGreaterThan(0.5);
+    expect(q.every((x) => x >= 0)).toBe(true);
+  });
+
   it("ignores case, punctuation, stop words and simple inflections", () => {
     expect(hashedVector("The user DEPLOYS services!", 128)).toEqual(hashedVector("user deploying service", 128));
   });

@@ -139,7 +139,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     lexicalArm(store, filter, lexicalTerms(query.text), policy.candidateCap),
   ];
   if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
-  if (deps.semantic) arms.push(semanticArm(deps.semantic, filter, query.text, policy.candidateCap));
+  // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
+  if (deps.semantic && run.kind !== "snapshot") arms.push(semanticArm(deps.semantic, filter, query.text, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
   for await (const outcome of runArms(

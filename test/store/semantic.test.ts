@@ -264,6 +264,13 @@ describe("semantic arm (pglite with pgvector)", () => {
       expect(result.items[0]!.arms).not.toContain("semantic");
     });
 
+    it("is not used for session snapshots, whose bytes must follow the store head alone", async () => {
+      const deps = { ...pipelineDeps(store(), { record: async () => {} }), semantic: { embedder, store: semantic } };
+      const { trace } = await runRecall(deps, p, requested({ text: "How does veetbot deploy?" }), { kind: "snapshot" });
+      expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("structured");
+      expect(Object.keys(trace.armLatenciesMs ?? {})).not.toContain("semantic");
+    });
+
     it("is absent unless configured", async () => {
       const { trace } = await runRecall(pipelineDeps(store(), { record: async () => {} }), p, requested({ text: "How does veetbot deploy?" }));
       expect(Object.keys(trace.armLatenciesMs ?? {})).not.toContain("semantic");

@@ -49,7 +49,7 @@ const envSchema = z.object({
   RECALL_EMBEDDING_DIMENSIONS: positiveInt.max(16_000).optional(),
   RECALL_EMBEDDINGS_TIMEOUT_MS: positiveInt.default(10_000),
   RECALL_EMBEDDINGS_BATCH: positiveInt.max(2048).default(64),
-  RECALL_EMBEDDINGS_POLL_MS: positiveInt.default(5_000),
+  RECALL_EMBEDDINGS_POLL_MS: positiveInt.default(60_000),
   RECALL_EMBEDDINGS_SENSITIVITY_CEILING: sensitivityName.default("confidential"),
 });
 
@@ -105,7 +105,7 @@ export interface SemanticConfig {
   readonly timeoutMs: number;
   /** Statements per background embedding request. */
   readonly batch: number;
-  /** How often the background embedder looks for beliefs written by other sidecars. */
+  /** How often the background embedder sweeps every principal for beliefs written elsewhere (imports, other sidecars). */
   readonly pollIntervalMs: number;
   /** Beliefs above this sensitivity are never sent to the embedder (and so never found by the semantic arm). */
   readonly sensitivityCeiling: SensitivityName;

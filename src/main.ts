@@ -115,7 +115,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           traces,
           afterWrite: (p) => {
             heads.forget(p);
-            backfill?.wake();
+            backfill?.wake(p);
           },
         }));
       registerHealth(router, health);

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { SensitivityLevel } from "../domain/model.js";
+import type { Principal, SensitivityLevel } from "../domain/model.js";
 import type { Logger } from "../logger.js";
 import type { MissingEmbedding, SemanticStore } from "../store/semantic-store.js";
 import { EmbedderError, type Embedder } from "./embedder.js";
@@ -8,9 +8,15 @@ import { EmbedderError, type Embedder } from "./embedder.js";
  * The background embedder: fills in the embeddings of beliefs that have
  * none (or a stale one), in batches, off the write path. Writes never wait
  * for it and never fail because of it; what is missing is read from the
- * store each pass, so nothing is lost to an outage or a restart. Woken after
- * each local write, and polls for writes of other sidecars. While the
- * embedder fails it backs off exponentially, and a write does not wake it.
+ * store each pass, so nothing is lost to an outage or a restart.
+ *
+ * A write through this sidecar marks its principal, whose beliefs are then
+ * looked up by the principal's key (cheap, indexed). A sweep over every
+ * principal runs at start and every `pollIntervalMs`, for beliefs written
+ * elsewhere (an import, another sidecar that is down). Each sidecar embeds
+ * its own writes, so sidecars sharing a database rarely embed the same
+ * belief twice. While the embedder fails it backs off exponentially, and
+ * writes do not wake it.
  */
 
 export interface BackfillOptions {
@@ -29,7 +35,10 @@ export class EmbeddingBackfill {
   private wakeUp: (() => void) | null = null;
   private loop: Promise<void> | undefined;
   private failures = 0;
-  private woken = false;
+  /** Principals written through this sidecar whose new beliefs are not embedded yet. */
+  private readonly dirty = new Map<string, Principal>();
+  /** When the next sweep over every principal is due (0: now). */
+  private sweepAt = 0;
   /** Beliefs whose statement the endpoint refused on its own; skipped until restart so they cannot stall the rest. */
   private readonly refused = new Set<string>();
 
@@ -44,9 +53,10 @@ export class EmbeddingBackfill {
     this.loop ??= this.run();
   }
 
-  /** A local write happened: look for new beliefs now, unless backing off. */
-  wake(): void {
-    this.woken = true;
+  /** A write happened: embed the principal's new beliefs now (without one: sweep now), unless backing off. */
+  wake(principal?: Principal): void {
+    if (principal) this.dirty.set(`${principal.tenantId}\u0000${principal.principalId}`, principal);
+    else this.sweepAt = 0;
     this.wakeUp?.();
   }
 
@@ -58,11 +68,15 @@ export class EmbeddingBackfill {
     await this.loop;
   }
 
-  /** Embeds and saves one batch; returns how many beliefs it handled. Throws when the embedder or store fails. */
-  async embedBatch(signal?: AbortSignal): Promise<number> {
-    const missing = await this.store.missingEmbeddings(this.embedder.id, this.options.sensitivityCeiling, this.options.batch, [
-      ...this.refused,
-    ]);
+  /**
+   * Embeds and saves one batch, of one principal or of anyone's; returns how
+   * many beliefs it handled. Throws when the embedder or the store fails.
+   */
+  async embedBatch(signal?: AbortSignal, principal?: Principal): Promise<number> {
+    const missing = await this.store.missingEmbeddings(this.embedder.id, this.options.sensitivityCeiling, this.options.batch, {
+      exclude: [...this.refused],
+      ...(principal ? { principal } : {}),
+    });
     if (missing.length === 0) return 0;
     let vectors: (number[] | null)[];
     try {
@@ -101,36 +115,47 @@ export class EmbeddingBackfill {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      this.woken = false;
-      let waitMs: number;
-      let wakeable = true;
+      // Written principals first; the sweep when it is due; otherwise wait for either.
+      const principal = this.takeDirty();
+      if (!principal && Date.now() < this.sweepAt) {
+        await this.sleep(this.sweepAt - Date.now(), true);
+        continue;
+      }
       try {
-        const n = await this.embedBatch(this.abort.signal);
+        const n = await this.embedBatch(this.abort.signal, principal);
         if (this.failures > 0) this.logger.info({ failures: this.failures }, "background embedder recovered");
         this.failures = 0;
         // A full batch means more are waiting.
-        waitMs = n >= this.options.batch ? 0 : this.options.pollIntervalMs;
+        if (principal && n >= this.options.batch) this.wake(principal);
+        if (!principal && n < this.options.batch) this.sweepAt = Date.now() + this.options.pollIntervalMs;
       } catch (err) {
         if (this.stopped) break;
+        if (principal) this.dirty.set(`${principal.tenantId}\u0000${principal.principalId}`, principal);
         this.failures++;
-        waitMs = Math.min(this.options.retryMaxMs, this.options.retryMinMs * 2 ** (this.failures - 1));
-        wakeable = false;
+        const retryMs = Math.min(this.options.retryMaxMs, this.options.retryMinMs * 2 ** (this.failures - 1));
         // The first failure of a streak is a warning; the rest would repeat it every retry.
-        if (this.failures === 1) this.logger.warn({ err, retryMs: waitMs }, "background embedder failed; retrying with backoff");
-        else this.logger.debug({ err, failures: this.failures, retryMs: waitMs }, "background embedder still failing");
+        if (this.failures === 1) this.logger.warn({ err, retryMs }, "background embedder failed; retrying with backoff");
+        else this.logger.debug({ err, failures: this.failures, retryMs }, "background embedder still failing");
+        await this.sleep(retryMs, false);
       }
-      if (waitMs > 0) await this.sleep(waitMs, wakeable);
     }
   }
 
+  private takeDirty(): Principal | undefined {
+    const first = this.dirty.entries().next();
+    if (first.done) return undefined;
+    this.dirty.delete(first.value[0]);
+    return first.value[1];
+  }
+
+  /** Waits `ms`; a wake ends the wait early only when `wakeable` (never during a backoff); stop always does. */
   private async sleep(ms: number, wakeable: boolean): Promise<void> {
-    if (wakeable && this.woken) return;
     const wait = new AbortController();
     this.wakeUp = () => {
       if (this.stopped || wakeable) wait.abort();
     };
     try {
-      await delay(ms, undefined, { signal: wait.signal, ref: false });
+      await delay(Math.max(0, ms), undefined, { signal: wait.signal, ref: false });
     } catch {
       // Woken or stopped.
     } finally {

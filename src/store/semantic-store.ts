@@ -56,29 +56,38 @@ export class SemanticStore {
   constructor(readonly db: SqlClient) {}
 
   /**
-   * Beliefs of any principal without a current embedding from `embedder`
-   * (none, another embedder's, or one of an older statement), at most
-   * `limit`, up to the sensitivity ceiling of what may be sent to it, less
-   * the `exclude`d belief ids (statements the endpoint refused).
-   * Maintenance, not a recall: it reads statements to embed, never returns
-   * them to anyone.
+   * Beliefs without a current embedding from `embedder` (none, another
+   * embedder's, or one of an older statement), at most `limit`, up to the
+   * sensitivity ceiling of what may be sent to it, less the `exclude`d
+   * belief ids (statements the endpoint refused): of one principal, or of
+   * every principal (the background embedder's sweep). Maintenance, not a
+   * recall: it reads statements to embed and never returns them to anyone.
    */
   async missingEmbeddings(
     embedder: string,
     ceiling: SensitivityLevel,
     limit: number,
-    exclude: readonly string[] = [],
+    options: { exclude?: readonly string[]; principal?: Principal } = {},
   ): Promise<MissingEmbedding[]> {
+    const p = new SqlParams();
+    const clauses = [
+      "e.belief_id IS NULL",
+      `b.sensitivity <= ${p.add(ceiling)}`,
+      `NOT (b.belief_id = ANY(${p.add(options.exclude ?? [])}::uuid[]))`,
+    ];
+    if (options.principal) {
+      clauses.unshift(`b.tenant_id = ${p.add(options.principal.tenantId)}`, `b.principal_id = ${p.add(options.principal.principalId)}`);
+    }
     const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
       `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
        FROM beliefs b
        LEFT JOIN belief_embeddings e
          ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
-         AND e.embedder = $1 AND e.statement_md5 = md5(b.statement)
-       WHERE e.belief_id IS NULL AND b.sensitivity <= $2 AND NOT (b.belief_id = ANY($4::uuid[]))
+         AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+       WHERE ${clauses.join(" AND ")}
        ORDER BY b.tenant_id, b.principal_id, b.store_position, b.belief_id
-       LIMIT $3`,
-      [embedder, ceiling, limit, exclude],
+       LIMIT ${p.add(limit)}`,
+      p.values,
     );
     return rows.map((r) => ({
       principal: { tenantId: r.tenant_id, principalId: r.principal_id },

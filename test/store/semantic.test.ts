@@ -142,7 +142,9 @@ describe("semantic arm (pglite with pgvector)", () => {
 
     await store().putBeliefs(p, [{ ...b, statement: "Andy's editor is Helix" }]);
     expect(await search(p, "editor helix")).toEqual([]);
-    const missing = await semantic.missingEmbeddings(embedder.id, SENSITIVITY.restricted, 1000);
+    const missing = await semantic.missingEmbeddings(embedder.id, SENSITIVITY.restricted, 1000, { principal: p });
+    expect(missing.map((m) => m.beliefId)).toEqual([b.beliefId]);
+    expect(await semantic.missingEmbeddings(embedder.id, SENSITIVITY.restricted, 1000, { principal: newPrincipal("none") })).toEqual([]);
     expect(missing.map((m) => m.beliefId)).toContain(b.beliefId);
     await embedAll(backfill(semantic));
     expect(await search(p, "editor helix")).toEqual([b.beliefId]);
@@ -167,7 +169,7 @@ describe("semantic arm (pglite with pgvector)", () => {
     await store().putBeliefs(p, [b]);
     await expect(backfill(semantic, failing).embedBatch()).rejects.toBeInstanceOf(EmbedderError);
     expect((await store().beliefsById(p, [b.beliefId])).map((x) => x.statement)).toEqual([b.statement]);
-    expect((await semantic.missingEmbeddings(embedder.id, SENSITIVITY.restricted, 1000)).map((m) => m.beliefId)).toContain(b.beliefId);
+    expect((await semantic.missingEmbeddings(embedder.id, SENSITIVITY.restricted, 1000, { principal: p })).map((m) => m.beliefId)).toContain(b.beliefId);
     expect(await search(p, "bicycle")).toEqual([]);
 
     // The running background embedder: fails, backs off, recovers when the embedder does.
@@ -219,7 +221,7 @@ describe("semantic arm (pglite with pgvector)", () => {
     expect(JSON.stringify(lines)).not.toContain("POISON");
   });
 
-  it("wakes after a write and embeds the new belief without waiting for its poll", async () => {
+  it("wakes after a write and embeds the principal's new belief without waiting for the next sweep", async () => {
     const worker = backfill(semantic);
     worker.start();
     try {
@@ -230,8 +232,8 @@ describe("semantic arm (pglite with pgvector)", () => {
       const p = newPrincipal("wake");
       const b = belief({ statement: "Andy plays the cello" });
       await store().putBeliefs(p, [b]);
-      worker.wake();
-      // The poll interval is a minute: only the wake can embed it within the wait.
+      worker.wake(p);
+      // The sweep ran at start and is next due in a minute: only the principal's wake can embed it within the wait.
       await vi.waitFor(async () => expect(await search(p, "cello")).toEqual([b.beliefId]), { timeout: 10_000, interval: 50 });
     } finally {
       await worker.stop();

@@ -204,7 +204,7 @@ describe("loadConfig: the semantic arm", () => {
       dimensions: 1536,
       timeoutMs: 10_000,
       batch: 64,
-      pollIntervalMs: 5_000,
+      pollIntervalMs: 60_000,
       sensitivityCeiling: "confidential",
     });
     expect(Object.isFrozen(semantic)).toBe(true);

@@ -103,19 +103,25 @@ export class SemanticStore {
    */
   async saveEmbeddings(embedder: string, rows: readonly (MissingEmbedding & { vector: readonly number[] })[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.db.transaction(async (tx) => {
-      for (const r of rows) {
-        await tx.query(
-          `INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
-           SELECT b.tenant_id, b.principal_id, b.belief_id, $4, md5($5), $6::vector
-           FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = $3::uuid
-           ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
-             embedder = EXCLUDED.embedder, statement_md5 = EXCLUDED.statement_md5,
-             embedding = EXCLUDED.embedding, embedded_at = now()`,
-          [r.principal.tenantId, r.principal.principalId, r.beliefId, embedder, r.statement, vectorLiteral(r.vector)],
-        );
-      }
-    });
+    // One statement for the batch; the join to beliefs skips a belief deleted meanwhile.
+    await this.db.query(
+      `INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
+       SELECT b.tenant_id, b.principal_id, b.belief_id, $1, md5(r.statement), r.embedding::vector
+       FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
+         AS r(tenant_id, principal_id, belief_id, statement, embedding)
+       JOIN beliefs b ON b.tenant_id = r.tenant_id AND b.principal_id = r.principal_id AND b.belief_id = r.belief_id
+       ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
+         embedder = EXCLUDED.embedder, statement_md5 = EXCLUDED.statement_md5,
+         embedding = EXCLUDED.embedding, embedded_at = now()`,
+      [
+        embedder,
+        rows.map((r) => r.principal.tenantId),
+        rows.map((r) => r.principal.principalId),
+        rows.map((r) => r.beliefId),
+        rows.map((r) => r.statement),
+        rows.map((r) => vectorLiteral(r.vector)),
+      ],
+    );
   }
 
   /**

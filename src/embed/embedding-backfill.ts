@@ -19,6 +19,13 @@ import { EmbedderError, type Embedder } from "./embedder.js";
  * writes do not wake it.
  */
 
+/** Principals whose covered position is remembered; the oldest is forgotten (and rescanned in full when next written). */
+const MAX_COVERED = 10_000;
+
+function keyOf(p: Principal): string {
+  return `${p.tenantId}\u0000${p.principalId}`;
+}
+
 export interface BackfillOptions {
   batch: number;
   pollIntervalMs: number;
@@ -39,6 +46,8 @@ export class EmbeddingBackfill {
   private readonly dirty = new Map<string, Principal>();
   /** When the next sweep over every principal is due (0: now). */
   private sweepAt = 0;
+  /** Per principal, a store position up to which everything embeddable is embedded (bounded; a forgotten one rescans). */
+  private readonly covered = new Map<string, number>();
   /** Beliefs whose statement the endpoint refused on its own; skipped until restart so they cannot stall the rest. */
   private readonly refused = new Set<string>();
 
@@ -55,7 +64,7 @@ export class EmbeddingBackfill {
 
   /** A write happened: embed the principal's new beliefs now (without one: sweep now), unless backing off. */
   wake(principal?: Principal): void {
-    if (principal) this.dirty.set(`${principal.tenantId}\u0000${principal.principalId}`, principal);
+    if (principal) this.dirty.set(keyOf(principal), principal);
     else this.sweepAt = 0;
     this.wakeUp?.();
   }
@@ -72,10 +81,10 @@ export class EmbeddingBackfill {
    * Embeds and saves one batch, of one principal or of anyone's; returns how
    * many beliefs it handled. Throws when the embedder or the store fails.
    */
-  async embedBatch(signal?: AbortSignal, principal?: Principal): Promise<number> {
+  async embedBatch(signal?: AbortSignal, principal?: Principal, afterPosition = 0): Promise<number> {
     const missing = await this.store.missingEmbeddings(this.embedder.id, this.options.sensitivityCeiling, this.options.batch, {
       exclude: [...this.refused],
-      ...(principal ? { principal } : {}),
+      ...(principal ? { principal, afterPosition } : {}),
     });
     if (missing.length === 0) return 0;
     let vectors: (number[] | null)[];
@@ -122,15 +131,13 @@ export class EmbeddingBackfill {
         continue;
       }
       try {
-        const n = await this.embedBatch(this.abort.signal, principal);
+        if (principal) await this.embedPrincipal(principal);
+        else if ((await this.embedBatch(this.abort.signal)) < this.options.batch) this.sweepAt = Date.now() + this.options.pollIntervalMs;
         if (this.failures > 0) this.logger.info({ failures: this.failures }, "background embedder recovered");
         this.failures = 0;
-        // A full batch means more are waiting.
-        if (principal && n >= this.options.batch) this.wake(principal);
-        if (!principal && n < this.options.batch) this.sweepAt = Date.now() + this.options.pollIntervalMs;
       } catch (err) {
         if (this.stopped) break;
-        if (principal) this.dirty.set(`${principal.tenantId}\u0000${principal.principalId}`, principal);
+        if (principal) this.dirty.set(keyOf(principal), principal);
         this.failures++;
         const retryMs = Math.min(this.options.retryMaxMs, this.options.retryMinMs * 2 ** (this.failures - 1));
         // The first failure of a streak is a warning; the rest would repeat it every retry.
@@ -139,6 +146,25 @@ export class EmbeddingBackfill {
         await this.sleep(retryMs, false);
       }
     }
+  }
+
+  /**
+   * One batch of a written principal's beliefs, from the position already
+   * covered. The head is read first: every belief at or below it is
+   * committed, so once a pass comes back short, all of them are covered.
+   */
+  private async embedPrincipal(principal: Principal): Promise<void> {
+    const key = keyOf(principal);
+    const head = await this.store.headPosition(principal);
+    const n = await this.embedBatch(this.abort.signal, principal, this.covered.get(key) ?? 0);
+    // A full batch means more are waiting.
+    if (n >= this.options.batch) {
+      this.wake(principal);
+      return;
+    }
+    this.covered.delete(key);
+    this.covered.set(key, head);
+    if (this.covered.size > MAX_COVERED) this.covered.delete(this.covered.keys().next().value!);
   }
 
   private takeDirty(): Principal | undefined {

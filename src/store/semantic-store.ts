@@ -59,15 +59,16 @@ export class SemanticStore {
    * Beliefs without a current embedding from `embedder` (none, another
    * embedder's, or one of an older statement), at most `limit`, up to the
    * sensitivity ceiling of what may be sent to it, less the `exclude`d
-   * belief ids (statements the endpoint refused): of one principal, or of
-   * every principal (the background embedder's sweep). Maintenance, not a
+   * belief ids (statements the endpoint refused): of one principal (written
+   * after `afterPosition`), or of every principal (the background embedder's
+   * sweep). Maintenance, not a
    * recall: it reads statements to embed and never returns them to anyone.
    */
   async missingEmbeddings(
     embedder: string,
     ceiling: SensitivityLevel,
     limit: number,
-    options: { exclude?: readonly string[]; principal?: Principal } = {},
+    options: { exclude?: readonly string[]; principal?: Principal; afterPosition?: number } = {},
   ): Promise<MissingEmbedding[]> {
     const p = new SqlParams();
     const clauses = [
@@ -77,13 +78,21 @@ export class SemanticStore {
     ];
     if (options.principal) {
       clauses.unshift(`b.tenant_id = ${p.add(options.principal.tenantId)}`, `b.principal_id = ${p.add(options.principal.principalId)}`);
+      // Only what was written after a position already covered: the principal's index range, not all its beliefs.
+      if (options.afterPosition) clauses.push(`b.store_position > ${p.add(options.afterPosition)}::bigint`);
     }
     const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
       `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
        FROM beliefs b
-       LEFT JOIN belief_embeddings e
-         ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
-         AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+       -- LATERAL ... LIMIT 1 is never flattened into an anti join: one primary-key probe per belief, in
+       -- order, stopping at the limit. (On PGlite's stale statistics an anti join merged on tenant and
+       -- principal alone, quadratic in the principal's beliefs.)
+       LEFT JOIN LATERAL (
+         SELECT e.belief_id FROM belief_embeddings e
+         WHERE e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
+           AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+         LIMIT 1
+       ) e ON true
        WHERE ${clauses.join(" AND ")}
        ORDER BY b.tenant_id, b.principal_id, b.store_position, b.belief_id
        LIMIT ${p.add(limit)}`,
@@ -94,6 +103,15 @@ export class SemanticStore {
       beliefId: r.belief_id,
       statement: r.statement,
     }));
+  }
+
+  /** The principal's store head: every belief at or below it is committed. */
+  async headPosition(p: Principal): Promise<number> {
+    const rows = await this.db.query("SELECT position FROM principal_heads WHERE tenant_id = $1 AND principal_id = $2", [
+      p.tenantId,
+      p.principalId,
+    ]);
+    return Number(rows[0]?.position ?? 0);
   }
 
   /**

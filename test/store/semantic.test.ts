@@ -150,6 +150,20 @@ describe("semantic arm (pglite with pgvector)", () => {
     expect(await search(p, "editor helix")).toEqual([b.beliefId]);
   });
 
+  it("a principal's lookup can start after a store position: only what was written since", async () => {
+    const p = newPrincipal("after");
+    const first = belief({ statement: "Andy reads novels" });
+    await store().putBeliefs(p, [first]);
+    const head = await semantic.headPosition(p);
+    const second = belief({ statement: "Andy reads poems" });
+    await store().putBeliefs(p, [second]);
+    const ids = async (afterPosition: number) =>
+      (await semantic.missingEmbeddings(embedder.id, SENSITIVITY.restricted, 100, { principal: p, afterPosition })).map((m) => m.beliefId);
+    expect(await ids(0)).toEqual([first.beliefId, second.beliefId]);
+    expect(await ids(head)).toEqual([second.beliefId]);
+    expect(await semantic.headPosition(p)).toBe(head + 1);
+  });
+
   it("never sends beliefs above its sensitivity ceiling to the embedder", async () => {
     const p = newPrincipal("ceiling");
     const open = belief({ statement: "Andy likes tea", sensitivity: SENSITIVITY.personal });
@@ -235,6 +249,11 @@ describe("semantic arm (pglite with pgvector)", () => {
       worker.wake(p);
       // The sweep ran at start and is next due in a minute: only the principal's wake can embed it within the wait.
       await vi.waitFor(async () => expect(await search(p, "cello")).toEqual([b.beliefId]), { timeout: 10_000, interval: 50 });
+
+      // Later passes start from the position already covered; a rewrite moves the belief past it.
+      await store().putBeliefs(p, [{ ...b, statement: "Andy plays the viola" }]);
+      worker.wake(p);
+      await vi.waitFor(async () => expect(await search(p, "viola")).toEqual([b.beliefId]), { timeout: 10_000, interval: 50 });
     } finally {
       await worker.stop();
     }

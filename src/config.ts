@@ -39,6 +39,18 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-z_]+=\d+(,[a-z_]+=\d+)*$/, 'must look like "lexical=500,structured=0"')
     .optional(),
+  // The semantic arm (off by default): see "The semantic arm" in the README.
+  RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
+  RECALL_EMBEDDER: z.enum(["openai", "hashed"]).default("openai"),
+  RECALL_EMBEDDINGS_URL: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  RECALL_EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  RECALL_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  // pgvector's vector type holds at most 16,000 dimensions.
+  RECALL_EMBEDDING_DIMENSIONS: positiveInt.max(16_000).optional(),
+  RECALL_EMBEDDINGS_TIMEOUT_MS: positiveInt.default(10_000),
+  RECALL_EMBEDDINGS_BATCH: positiveInt.max(2048).default(64),
+  RECALL_EMBEDDINGS_POLL_MS: positiveInt.default(60_000),
+  RECALL_EMBEDDINGS_SENSITIVITY_CEILING: sensitivityName.default("confidential"),
 });
 
 export type SensitivityName = z.infer<typeof sensitivityName>;
@@ -73,7 +85,34 @@ export interface Config {
   readonly faultTraceWriteFailures: number;
   /** Fault injection for tests and drills: extra milliseconds before an arm starts. Never set in production. */
   readonly faultArmDelayMs: Readonly<Record<string, number>>;
+  /** The semantic arm; null when RECALL_SEMANTIC=off (the default). */
+  readonly semantic: SemanticConfig | null;
 }
+
+export interface SemanticConfig {
+  readonly embedder:
+    | {
+        readonly kind: "openai";
+        /** Base URL: requests go to POST {baseUrl}/embeddings. */
+        readonly baseUrl: string;
+        readonly model: string;
+        /** Sent as a Bearer token. Never logged: the property is not enumerable. */
+        readonly apiKey: string | undefined;
+      }
+    | { readonly kind: "hashed" };
+  readonly dimensions: number;
+  /** Bounds one background embedding request (a query's embedding is bounded by the recall's deadline). */
+  readonly timeoutMs: number;
+  /** Statements per background embedding request. */
+  readonly batch: number;
+  /** How often the background embedder sweeps every principal for beliefs written elsewhere (imports, other sidecars). */
+  readonly pollIntervalMs: number;
+  /** Beliefs above this sensitivity are never sent to the embedder (and so never found by the semantic arm). */
+  readonly sensitivityCeiling: SensitivityName;
+}
+
+/** The hashed embedder's dimension when none is configured. */
+export const DEFAULT_HASHED_DIMENSIONS = 256;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -94,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       "invalid configuration:\n  RECALL_DEFAULT_DEADLINE_MS: must not exceed RECALL_MAX_DEADLINE_MS",
     );
   }
+  const semantic = e.RECALL_SEMANTIC === "on" ? semanticConfig(e) : null;
   return Object.freeze({
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
     store: Object.freeze(
@@ -128,5 +168,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           }),
       ),
     ),
+    semantic,
   });
+}
+
+function semanticConfig(e: z.infer<typeof envSchema>): SemanticConfig {
+  const missing: string[] = [];
+  if (e.RECALL_EMBEDDER === "openai") {
+    // An endpoint's vectors have the model's dimension: it cannot be guessed, and the stored vectors depend on it.
+    for (const name of ["RECALL_EMBEDDINGS_URL", "RECALL_EMBEDDINGS_MODEL", "RECALL_EMBEDDING_DIMENSIONS"] as const) {
+      if (e[name] === undefined) missing.push(`${name}: required when RECALL_SEMANTIC=on and RECALL_EMBEDDER=openai`);
+    }
+  }
+  if (missing.length > 0) throw new ConfigError(`invalid configuration:\n  ${missing.join("\n  ")}`);
+  const embedder: SemanticConfig["embedder"] =
+    e.RECALL_EMBEDDER === "openai"
+      ? withHiddenKey({ kind: "openai", baseUrl: e.RECALL_EMBEDDINGS_URL!, model: e.RECALL_EMBEDDINGS_MODEL! }, e.RECALL_EMBEDDINGS_API_KEY)
+      : Object.freeze({ kind: "hashed" as const });
+  return Object.freeze({
+    embedder,
+    dimensions: e.RECALL_EMBEDDING_DIMENSIONS ?? DEFAULT_HASHED_DIMENSIONS,
+    timeoutMs: e.RECALL_EMBEDDINGS_TIMEOUT_MS,
+    batch: e.RECALL_EMBEDDINGS_BATCH,
+    pollIntervalMs: e.RECALL_EMBEDDINGS_POLL_MS,
+    sensitivityCeiling: e.RECALL_EMBEDDINGS_SENSITIVITY_CEILING,
+  });
+}
+
+/** The API key as a non-enumerable property: JSON.stringify and pino leave it out of any log line. */
+function withHiddenKey<T extends object>(target: T, apiKey: string | undefined): Readonly<T & { apiKey: string | undefined }> {
+  Object.defineProperty(target, "apiKey", { value: apiKey, enumerable: false });
+  return Object.freeze(target as T & { apiKey: string | undefined });
 }

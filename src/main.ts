@@ -23,6 +23,12 @@ import { metricsEndpoint } from "./server/metrics.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
 import { startSweeper } from "./trace/sweeper.js";
 import { TraceWriter } from "./trace/trace-writer.js";
+import { SENSITIVITY } from "./domain/model.js";
+import { createEmbedder } from "./embed/create-embedder.js";
+import { withBreaker } from "./embed/embedder-breaker.js";
+import { EmbeddingBackfill } from "./embed/embedding-backfill.js";
+import type { SemanticSearch } from "./recall/arms/semantic.js";
+import { SemanticStore } from "./store/semantic-store.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
@@ -35,6 +41,11 @@ const TRACE_WRITE_MAX_ATTEMPTS = 10;
 const SWEEP_MAX_BATCHES = 20;
 /** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
 const MIN_TRACE_FLUSH_MS = 1000;
+/** Background embedder backoff while the embedder fails: 1 s, doubling, at most a minute. */
+const EMBED_RETRY_MIN_MS = 1000;
+const EMBED_RETRY_MAX_MS = 60_000;
+/** After a failed query embedding the semantic arm is skipped (degraded) this long: one slow recall per cooldown, not all. */
+const QUERY_EMBED_COOLDOWN_MS = 5_000;
 
 export interface Sidecar {
   readonly port: number;
@@ -45,7 +56,7 @@ export interface Sidecar {
 }
 
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
-  const store = await openStore(config.store, logger);
+  const store = await openStore(config.store, logger, { semantic: config.semantic !== null });
   if (Object.keys(config.faultArmDelayMs).length > 0) {
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
@@ -69,6 +80,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger,
   );
   traces.start();
+  const { semantic, backfill } = startSemantic(config, store, logger);
 
   const handler = connectNodeAdapter({
     grpc: true,
@@ -91,12 +103,21 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         heads,
         snapshotCache,
         onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
+        ...(semantic ? { semantic } : {}),
       });
       router.service(MemoryService, memory);
       // Search is the model-facing tool: its JSON form refuses unknown keys (such as the old
       // `belief_types`) instead of dropping them. Registered after the service, so it replaces that route.
       router.rpc(MemoryService.method.search, memory.search, { jsonOptions: { ignoreUnknownFields: false } });
-      router.service(MemoryWriteService, writeService({ store, clock, traces, afterWrite: (p) => heads.forget(p) }));
+      router.service(MemoryWriteService, writeService({
+          store,
+          clock,
+          traces,
+          afterWrite: (p) => {
+            heads.forget(p);
+            backfill?.wake(p);
+          },
+        }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);
     },
@@ -106,6 +127,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   try {
     server = await listen(handler, config.listen);
   } catch (error) {
+    await backfill?.stop();
     await traces.close(Date.now());
     await store.db.close();
     throw error;
@@ -164,6 +186,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
         // A sweep stuck on an unreachable store must not hold the shutdown.
         await Promise.race([sweeper?.stop(), delay(Math.max(0, deadlineAt - Date.now()), undefined, { ref: false })]);
+        await backfill?.stop();
         // Queued traces get what is left of the grace period, and at least a moment.
         await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         await heads.stop();
@@ -173,4 +196,27 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       return stopping;
     },
   };
+}
+
+/** The semantic arm and its background embedder, when RECALL_SEMANTIC=on. */
+function startSemantic(config: Config, store: MemoryStore, logger: Logger): { semantic?: SemanticSearch; backfill?: EmbeddingBackfill } {
+  if (config.semantic === null) return {};
+  const embedder = createEmbedder(config.semantic);
+  const semanticStore = new SemanticStore(store.db);
+  const backfill = new EmbeddingBackfill(
+    semanticStore,
+    embedder,
+    {
+      batch: config.semantic.batch,
+      pollIntervalMs: config.semantic.pollIntervalMs,
+      retryMinMs: EMBED_RETRY_MIN_MS,
+      retryMaxMs: EMBED_RETRY_MAX_MS,
+      sensitivityCeiling: SENSITIVITY[config.semantic.sensitivityCeiling],
+    },
+    logger,
+  );
+  backfill.start();
+  // The embedder's id names kind, model and dimension; the API key is never logged.
+  logger.info({ embedder: embedder.id }, "semantic arm on");
+  return { semantic: { embedder: withBreaker(embedder, QUERY_EMBED_COOLDOWN_MS), store: semanticStore }, backfill };
 }

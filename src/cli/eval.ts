@@ -3,20 +3,26 @@ import { runBenchmark } from "../eval/benchmark.js";
 import { baselineDifferences, readBaseline, recordDecision, toBaseline, writeBaseline } from "../eval/benchmark-baseline.js";
 import { readBenchmarkFixture } from "../eval/benchmark-fixture.js";
 import { formatBenchmark } from "../eval/benchmark-report.js";
+import { DEFAULT_HASHED_DIMENSIONS, type Config } from "../config.js";
+import { createEmbedder } from "../embed/create-embedder.js";
+import { hashedEmbedder } from "../embed/hashed-embedder.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite-client.js";
 
 const USAGE =
-  "usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]\n" +
+  "usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--json]\n" +
   "       recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]\n";
 
 export const BENCHMARK_FIXTURE = "test/fixtures/benchmark/fixture.json";
 export const BENCHMARK_BASELINE = "test/fixtures/benchmark/baseline.json";
 
-/** `recall eval locomo …` and `recall eval benchmark …` */
-export async function runEval(args: string[]): Promise<number> {
+/**
+ * `recall eval locomo …` and `recall eval benchmark …`. For locomo, --semantic adds the semantic arm with
+ * the configured embedder (RECALL_EMBEDDER…), or the hashed one when RECALL_SEMANTIC is off.
+ */
+export async function runEval(args: string[], config?: Config): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -29,6 +35,7 @@ export async function runEval(args: string[]): Promise<number> {
       baseline: { type: "string", default: BENCHMARK_BASELINE },
       record: { type: "boolean", default: false },
       "accept-regression": { type: "string" },
+      semantic: { type: "boolean", default: false },
     },
   });
   const [suite, file] = positionals;
@@ -43,6 +50,9 @@ export async function runEval(args: string[]): Promise<number> {
     conversations: values.conversations ? Number(values.conversations) : undefined,
     questionsPerConversation: values.questions ? Number(values.questions) : undefined,
     subjects: values.subjects,
+    ...(values.semantic
+      ? { semantic: config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS) }
+      : {}),
   });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatLocomoReport(report)}\n`);
   return 0;

@@ -18,8 +18,9 @@ commands:
   import FILE.jsonl --tenant T --principal P
                                  load beliefs and episodes ({"belief": {...}} / {"episode": {...}} per line)
   health                         exit 0 when the sidecar on RECALL_HOST:RECALL_PORT answers SERVING
-  eval locomo FILE [--conversations N] [--questions N] [--subjects] [--json]
+  eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--json]
                                  LoCoMo retrieval evaluation on a fresh embedded store, beside plain BM25
+                                 (--semantic: with the semantic arm, configured or hashed embedder)
   eval benchmark [--record] [--json] [--fixture FILE] [--baseline FILE]
                                  the deterministic benchmark (npm run eval); exits 1 when it differs from
                                  the committed baseline; --record re-records it
@@ -55,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
     case "report":
       return runReport(config, args);
     case "eval":
-      return runEval(args);
+      return runEval(args, config);
     case "trace":
       return runTrace(config, args);
     case "delete-session":

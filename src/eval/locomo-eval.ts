@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { pino } from "pino";
 import { SENSITIVITY } from "../domain/model.js";
 import { recall, type PipelineDeps } from "../recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../recall/policy.js";
@@ -6,6 +7,9 @@ import { requestedQuery, type RequestedQuery } from "../recall/query-former.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite-client.js";
+import type { Embedder } from "../embed/embedder.js";
+import { EmbeddingBackfill } from "../embed/embedding-backfill.js";
+import { enableSemantic, SemanticStore } from "../store/semantic-store.js";
 import { Bm25Index } from "./bm25.js";
 import { readConversation } from "./locomo-data.js";
 import { aggregate, percentile, scoreQuestion, type Aggregate, type QuestionScore } from "./retrieval-metrics.js";
@@ -26,10 +30,14 @@ export interface LocomoOptions {
   questionsPerConversation?: number;
   /** Also pass the speakers a question names as structured subjects (default: the question text alone). */
   subjects?: boolean;
+  /** Adds the semantic arm with this embedder (every belief embedded before the questions). */
+  semantic?: Embedder;
 }
 
 export interface LocomoReport {
   subjects: boolean;
+  /** The semantic arm's embedder id, or null when the arm was off. */
+  semantic: string | null;
   conversations: number;
   beliefs: number;
   questions: number;
@@ -42,13 +50,22 @@ export interface LocomoReport {
 
 export async function evaluateLocomo(file: string, options: LocomoOptions = {}): Promise<LocomoReport> {
   const samples = (JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>[]).slice(0, options.conversations);
-  const db = await openPglite(undefined);
+  const db = await openPglite(undefined, { vector: options.semantic !== undefined });
   const client = createPgliteClient(db);
   await migrate(client, await loadMigrations());
   const store = new MemoryStore(client);
+  const semantic = options.semantic ? await semanticSearch(client, options.semantic) : undefined;
   // Traces are written straight to the store: the evaluation has no reason to bound them.
   const traces = { record: async (p: Parameters<MemoryStore["recordTrace"]>[0], t: Parameters<MemoryStore["recordTrace"]>[1]) => void (await store.recordTrace(p, t)) };
-  const deps: PipelineDeps = { store, traces, policy: RETRIEVAL_POLICY, clock: () => new Date(), traceRetentionHours: 1, heads: store };
+  const deps: PipelineDeps = {
+    store,
+    traces,
+    policy: RETRIEVAL_POLICY,
+    clock: () => new Date(),
+    traceRetentionHours: 1,
+    heads: store,
+    ...(semantic ? { semantic: semantic.search } : {}),
+  };
 
   const scores: Record<string, Record<"recall" | "bm25", Record<number, QuestionScore[]>>> = {};
   const bucket = (group: string) =>
@@ -69,6 +86,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
       for (let i = 0; i < conv.episodes.length; i += 1000) await store.appendEpisodes(principal, conv.episodes.slice(i, i + 1000));
       for (let i = 0; i < conv.beliefs.length; i += 1000) await store.putBeliefs(principal, conv.beliefs.slice(i, i + 1000));
       await store.analyzeIfEmbedded();
+      if (semantic) while ((await semantic.backfill.embedBatch()) > 0);
       beliefs += conv.beliefs.length;
       skipped += conv.skipped;
       const bm25 = new Bm25Index(conv.beliefs.map((b) => ({ id: b.beliefId, text: `${b.subject} ${b.statement}` })));
@@ -122,6 +140,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   }
   return {
     subjects: options.subjects ?? false,
+    semantic: options.semantic?.id ?? null,
     conversations: samples.length,
     beliefs,
     questions,
@@ -130,6 +149,19 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
     tokensPerRecall: tokens.reduce((a, b) => a + b, 0) / Math.max(1, tokens.length),
     latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
   };
+}
+
+/** The semantic arm over the evaluation's store; its backfill is driven batch by batch, not started. */
+async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder) {
+  await enableSemantic(client);
+  const semanticStore = new SemanticStore(client);
+  const backfill = new EmbeddingBackfill(
+    semanticStore,
+    embedder,
+    { batch: 256, pollIntervalMs: 60_000, retryMinMs: 1000, retryMaxMs: 1000, sensitivityCeiling: SENSITIVITY.restricted },
+    pino({ level: "silent" }),
+  );
+  return { search: { embedder, store: semanticStore }, backfill };
 }
 
 function inTurnQuery(text: string, subjects: string[]): RequestedQuery {
@@ -153,7 +185,7 @@ export function formatLocomoReport(r: LocomoReport): string {
     );
   return [
     `LoCoMo retrieval: ${r.conversations} conversations, ${r.beliefs} beliefs, ${r.questions} questions (${r.skippedQuestions} skipped: no evidence)`,
-    `item cap ${MAX_ITEMS}, token budget ${BUDGET_TOKENS}; policy ${RETRIEVAL_POLICY.version}; subjects ${r.subjects ? "from named speakers" : "none (question text only)"}`,
+    `item cap ${MAX_ITEMS}, token budget ${BUDGET_TOKENS}; policy ${RETRIEVAL_POLICY.version}; subjects ${r.subjects ? "from named speakers" : "none (question text only)"}; semantic arm ${r.semantic ?? "off"}`,
     header,
     ...rows,
     `tokens per recall (mean): ${r.tokensPerRecall.toFixed(0)}; recall latency p50 ${r.latencyMs.p50.toFixed(1)} ms, p95 ${r.latencyMs.p95.toFixed(1)} ms (in process, PGlite)`,

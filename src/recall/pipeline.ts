@@ -20,6 +20,7 @@ import { assemble } from "./assemble.js";
 import type { ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
 import { lexicalArm } from "./arms/lexical.js";
+import { semanticArm, type SemanticSearch } from "./arms/semantic.js";
 import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./collapse.js";
 import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
@@ -66,6 +67,8 @@ export interface PipelineDeps {
   onTraceError?: (traceId: string, error: unknown) => void;
   /** Fault injection: delay named arms (RECALL_FAULT_ARM_DELAY). */
   armDelayMs?: Readonly<Record<string, number>>;
+  /** The semantic arm's embedder and store; absent when RECALL_SEMANTIC=off. */
+  semantic?: SemanticSearch;
 }
 
 export interface RecallRun {
@@ -136,6 +139,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     lexicalArm(store, filter, query.text, namedSubjects, policy),
   ];
   if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
+  // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
+  if (deps.semantic && run.kind !== "snapshot") arms.push(semanticArm(deps.semantic, filter, query.text, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
   for await (const outcome of runArms(

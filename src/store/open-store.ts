@@ -5,20 +5,26 @@ import { MemoryStore } from "./memory-store.js";
 import { loadMigrations, migrate } from "./migrate.js";
 import { createPgliteClient, openPglite } from "./pglite-client.js";
 import { createPostgresClient } from "./postgres-client.js";
+import { enableSemantic } from "./semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
 
-/** Opens the configured store and brings its schema up to date. */
-export async function openStore(config: Config["store"], logger: Logger): Promise<MemoryStore> {
+/**
+ * Opens the configured store and brings its schema up to date; with
+ * `semantic`, also the semantic arm's optional schema (refused, with a
+ * ConfigError naming the fix, where pgvector is not available).
+ */
+export async function openStore(config: Config["store"], logger: Logger, options: { semantic?: boolean } = {}): Promise<MemoryStore> {
   let client: SqlClient;
   if (config.kind === "postgres") {
     client = createPostgresClient(config.url, config.poolMax);
   } else {
     await mkdir(config.dataDir, { recursive: true });
-    client = createPgliteClient(await openPglite(config.dataDir));
+    client = createPgliteClient(await openPglite(config.dataDir, { vector: options.semantic ?? false }));
   }
   try {
     const applied = await migrate(client, await loadMigrations());
-    logger.info({ store: config.kind, applied }, "store ready");
+    if (options.semantic) await enableSemantic(client);
+    logger.info({ store: config.kind, applied, semantic: options.semantic ?? false }, "store ready");
   } catch (error) {
     await client.close().catch(() => {});
     throw error;

@@ -1,14 +1,18 @@
 import { PGlite, type PGliteInterface, type Transaction } from "@electric-sql/pglite";
 import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import { vector } from "@electric-sql/pglite-pgvector";
 import type { Row, SqlClient } from "./sql-client.js";
 
 /** The extensions the schema needs; PGlite loads them at creation. */
 export const pgliteExtensions = { pg_trgm, btree_gin };
 
+/** The same plus pgvector, loaded only for the semantic arm (it adds to start-up time and memory). */
+export const pgliteVectorExtensions = { ...pgliteExtensions, vector };
+
 /** Opens (creating if needed) an embedded PGlite database in `dataDir`; undefined means in memory. */
-export async function openPglite(dataDir: string | undefined): Promise<PGlite> {
-  return PGlite.create(dataDir, { extensions: pgliteExtensions });
+export async function openPglite(dataDir: string | undefined, options: { vector?: boolean } = {}): Promise<PGlite> {
+  return PGlite.create(dataDir, { extensions: options.vector ? pgliteVectorExtensions : pgliteExtensions });
 }
 
 /**

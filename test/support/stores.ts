@@ -5,7 +5,7 @@ import postgres from "postgres";
 import { inject } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/migrate.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
-import { createPgliteClient, pgliteExtensions } from "../../src/store/pglite-client.js";
+import { createPgliteClient, pgliteExtensions, pgliteVectorExtensions } from "../../src/store/pglite-client.js";
 import { createPostgresClient } from "../../src/store/postgres-client.js";
 
 /**
@@ -27,6 +27,14 @@ export interface TestStore {
 export async function freshPglite(): Promise<TestStore> {
   const tar = await readFile(inject("pgliteTemplate"));
   const db = await PGlite.create({ loadDataDir: new Blob([tar]), extensions: pgliteExtensions });
+  const store = new MemoryStore(createPgliteClient(db));
+  return { kind: "pglite", store, dispose: () => store.db.close() };
+}
+
+/** PGlite with pgvector loaded (the semantic arm's store); the semantic schema is not applied yet. */
+export async function freshPgliteWithVector(): Promise<TestStore> {
+  const tar = await readFile(inject("pgliteTemplate"));
+  const db = await PGlite.create({ loadDataDir: new Blob([tar]), extensions: pgliteVectorExtensions });
   const store = new MemoryStore(createPgliteClient(db));
   return { kind: "pglite", store, dispose: () => store.db.close() };
 }

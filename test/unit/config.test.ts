@@ -174,3 +174,65 @@ describe("loadConfig: errors name the variable", () => {
     expect(configError({ RECALL_MAX_DEADLINE_MS: "1000" }).message).toContain("RECALL_DEFAULT_DEADLINE_MS");
   });
 });
+
+describe("loadConfig: the semantic arm", () => {
+  const openai = {
+    RECALL_SEMANTIC: "on",
+    RECALL_EMBEDDINGS_URL: "https://embeddings.example/v1",
+    RECALL_EMBEDDINGS_MODEL: "text-embedding-3-small",
+    RECALL_EMBEDDING_DIMENSIONS: "1536",
+    RECALL_EMBEDDINGS_API_KEY: "sk-secret-key",
+  };
+
+  it("is off by default", () => {
+    expect(loadConfig({}).semantic).toBeNull();
+    expect(loadConfig({ RECALL_SEMANTIC: "off", RECALL_EMBEDDER: "hashed" }).semantic).toBeNull();
+  });
+
+  it("defaults to the OpenAI-compatible embedder and needs its URL, model and dimension", () => {
+    const error = configError({ RECALL_SEMANTIC: "on" });
+    expect(error.message).toMatch(/^invalid configuration:\n {2}/);
+    for (const name of ["RECALL_EMBEDDINGS_URL", "RECALL_EMBEDDINGS_MODEL", "RECALL_EMBEDDING_DIMENSIONS"]) {
+      expect(error.message).toContain(`${name}: required when RECALL_SEMANTIC=on and RECALL_EMBEDDER=openai`);
+    }
+  });
+
+  it("parses the OpenAI-compatible embedder", () => {
+    const semantic = loadConfig(openai).semantic!;
+    expect(semantic).toMatchObject({
+      embedder: { kind: "openai", baseUrl: "https://embeddings.example/v1", model: "text-embedding-3-small", apiKey: "sk-secret-key" },
+      dimensions: 1536,
+      timeoutMs: 10_000,
+      batch: 64,
+      pollIntervalMs: 60_000,
+      sensitivityCeiling: "confidential",
+    });
+    expect(Object.isFrozen(semantic)).toBe(true);
+    expect(Object.isFrozen(semantic.embedder)).toBe(true);
+  });
+
+  it("never lets the API key reach a log line: it is not enumerable", () => {
+    const config = loadConfig(openai);
+    expect(JSON.stringify(config)).not.toContain("sk-secret-key");
+    expect(Object.keys(config.semantic!.embedder)).not.toContain("apiKey");
+  });
+
+  it("the hashed embedder needs nothing else and defaults to 256 dimensions", () => {
+    expect(loadConfig({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "hashed" }).semantic).toMatchObject({
+      embedder: { kind: "hashed" },
+      dimensions: 256,
+    });
+  });
+
+  it.each([
+    ["RECALL_SEMANTIC", "yes"],
+    ["RECALL_EMBEDDER", "word2vec"],
+    ["RECALL_EMBEDDINGS_URL", "ftp://embeddings.example"],
+    ["RECALL_EMBEDDING_DIMENSIONS", "0"],
+    ["RECALL_EMBEDDING_DIMENSIONS", "16001"],
+    ["RECALL_EMBEDDINGS_BATCH", "5000"],
+    ["RECALL_EMBEDDINGS_SENSITIVITY_CEILING", "secret"],
+  ])("rejects %s=%j naming it", (name, value) => {
+    expect(configError({ ...openai, [name]: value }).message).toContain(`${name}: `);
+  });
+});

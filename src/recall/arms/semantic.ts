@@ -1,0 +1,27 @@
+import type { Embedder } from "../../embed/embedder.js";
+import type { SemanticStore } from "../../store/semantic-store.js";
+import type { EligibilityFilter } from "../hard-filter.js";
+import type { RecallArm } from "./arm.js";
+
+/** What the semantic arm needs: the embedder of the stored vectors and their store. */
+export interface SemanticSearch {
+  embedder: Embedder;
+  store: SemanticStore;
+}
+
+/**
+ * Semantic arm (optional, RECALL_SEMANTIC=on): embeds the query text under
+ * the recall's deadline, then one SQL query over the principal's eligible,
+ * embedded beliefs by cosine distance. An embedder outage fails the arm,
+ * which the pipeline reports in arms_degraded; the recall goes on without it.
+ */
+export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter, text: string | null, cap: number): RecallArm {
+  return {
+    name: "semantic",
+    async run(signal) {
+      if (!text || text.trim() === "") return [];
+      const [vector] = await semantic.embedder.embed([text], signal);
+      return semantic.store.semanticCandidates(filter, semantic.embedder.id, vector!, cap, { signal });
+    },
+  };
+}

@@ -178,6 +178,23 @@ async function machineInfo(sql: postgres.Sql): Promise<Record<string, string>> {
   };
 }
 
+/** p50/p95 of each arm's recorded latency, per kind of call, from the traces of this run (the bench truncates them first). */
+async function armLatencies(sql: postgres.Sql): Promise<string[]> {
+  const rows = await sql<{ kind: string; arm: string; n: number; p50: number; p95: number }[]>`
+    SELECT kind, arm, count(*)::int AS n,
+      percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_disc(0.95) WITHIN GROUP (ORDER BY ms) AS p95
+    FROM (
+      SELECT CASE WHEN t.tool <> '' THEN 'search' ELSE t.moment END AS kind, a.key AS arm, a.value::int AS ms
+      FROM recall_traces t, jsonb_each_text(t.arm_latencies_ms) a
+    ) x
+    GROUP BY kind, arm ORDER BY kind, arm`;
+  const kinds = [...new Set(rows.map((r) => r.kind))];
+  return kinds.map((kind) => {
+    const arms = rows.filter((r) => r.kind === kind);
+    return `  ${kind} (${arms[0]!.n} traces): ${arms.map((r) => `${r.arm} p50 ${r.p50} / p95 ${r.p95} ms`).join("; ")}`;
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
   if (!options) {
@@ -297,8 +314,9 @@ async function main(argv: string[]): Promise<number> {
     peakRss = await peakRssMiB(sidecar.child.pid!).catch(() => NaN);
     client.close();
     await sidecar.stop();
-    await sql.end({ timeout: 5 });
   }
+  // After the stop: the sidecar flushes its queued traces on the way out.
+  const arms = await armLatencies(sql).finally(() => sql.end({ timeout: 5 }));
 
   const results: ScenarioResult[] = [];
   for (const concurrency of options.concurrency) {
@@ -328,6 +346,10 @@ async function main(argv: string[]): Promise<number> {
     "",
     "ratios (p50):",
     ...ratios,
+    "",
+    "where the time goes: arm latencies the sidecar recorded in this run's traces (all concurrencies; cache hits run no arm;",
+    "the structured arm is skipped, 0 ms, for queries without subjects or type anchors)",
+    ...arms,
     "",
     `sidecar peak RSS (VmHWM): ${peakRss.toFixed(0)} MiB`,
     `recalls with a degraded arm: ${degraded}; cached snapshot calls not served from cache: ${notFromCache}; ` +

@@ -36,7 +36,7 @@ const USAGE = `usage: npm run bench -- [options]
   --concurrency LIST   comma-separated (default 1,8)
   --quick              --iterations 60 --warmup 10 --rounds 1
   --pool-max N         the sidecar's RECALL_DB_POOL_MAX (default: the sidecar's own default)
-  --log-level LEVEL    the sidecar's RECALL_LOG_LEVEL (default info, as deployed: one line per call)
+  --log-level LEVEL    the sidecar's RECALL_LOG_LEVEL: info (default, as deployed: one line per call), debug or trace
   --json FILE          also write every figure as JSON`;
 
 const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
@@ -85,6 +85,10 @@ function parseOptions(argv: string[]): Options | null {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: must be an integer ≥ ${min}`);
     return n;
   };
+  const oneOf = (name: string, raw: string, allowed: string[]) => {
+    if (!allowed.includes(raw)) throw new Error(`--${name}: must be one of ${allowed.join(", ")}`);
+    return raw;
+  };
   const quick = values.quick;
   const concurrency = (values.concurrency ?? "1,8").split(",").map((c) => int("concurrency", c, 1));
   return {
@@ -100,7 +104,8 @@ function parseOptions(argv: string[]): Options | null {
     rounds: int("rounds", values.rounds, quick ? 1 : 3),
     concurrency,
     poolMax: values["pool-max"],
-    logLevel: values["log-level"] ?? "info",
+    // The bench waits for the sidecar's "listening" line, which is logged at info.
+    logLevel: oneOf("log-level", values["log-level"] ?? "info", ["info", "debug", "trace"]),
     json: values.json,
   };
 }

@@ -357,7 +357,7 @@ async function main(argv: string[]): Promise<number> {
     ...arms,
     "",
     `sidecar peak RSS (VmHWM): ${peakRss.toFixed(0)} MiB`,
-    `recalls with a degraded arm: ${degraded}; cached snapshot calls not served from cache: ${notFromCache}; ` +
+    `recalls with a degraded arm: ${degraded}; cached snapshot calls not served from cache (warm-up included): ${notFromCache}; ` +
       `cold snapshot calls served from cache: ${coldFromCache}`,
     ...[...firstErrors].map(([name, message]) => `first error in ${name}: ${message}`),
     "",

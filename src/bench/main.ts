@@ -235,10 +235,11 @@ async function main(argv: string[]): Promise<number> {
   };
 
   // One operation per scenario; `seq` varies the request.
-  const scenarios: { name: string; op: (seq: number) => Promise<void> }[] = [
+  const scenarios: { name: string; note?: string; op: (seq: number) => Promise<void> }[] = [
     { name: "SELECT 1 (floor)", op: async () => void (await sql.unsafe("SELECT 1", [], { prepare: true })) },
     {
       name: "raw lexical SQL",
+      note: "postgres.js, no sidecar",
       op: async (seq) => {
         const q = queries[seq % queries.length]!;
         const terms = lexicalTerms(q.text);
@@ -263,6 +264,7 @@ async function main(argv: string[]): Promise<number> {
     {
       // A cache miss every time: the window size is part of the cache key, and 2% of it stays above the caps.
       name: "snapshot open, cold",
+      note: "a cache miss each call",
       op: async (seq) => {
         const result = await client.recall({
           moment: "MOMENT_SNAPSHOT",
@@ -277,6 +279,7 @@ async function main(argv: string[]): Promise<number> {
     },
     {
       name: "snapshot open, cached",
+      note: "from_cache checked",
       op: async (seq) => {
         const result = await client.recall({
           moment: "MOMENT_SNAPSHOT",
@@ -327,7 +330,7 @@ async function main(argv: string[]): Promise<number> {
   for (const concurrency of options.concurrency) {
     for (const s of scenarios) {
       const summary = medianOfRounds(perRound.get(`${s.name}\u0000${concurrency}`) ?? []);
-      results.push({ scenario: s.name, concurrency, summary, note: "" });
+      results.push({ scenario: s.name, concurrency, summary, note: s.note ?? "" });
     }
   }
   const find = (name: string, c: number) => results.find((r) => r.scenario === name && r.concurrency === c)!.summary;

@@ -86,6 +86,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     grpc: true,
     grpcWeb: true,
     connect: true,
+    // Responses are never compressed: they cross a loopback or a Unix socket to the agent beside
+    // us, where gzip only burns CPU on both ends (about a millisecond per recall). Compressed
+    // requests are still accepted.
+    compressMinBytes: Number.MAX_SAFE_INTEGER,
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
     fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
     interceptors: [requestLogInterceptor(logger), identityInterceptor()],

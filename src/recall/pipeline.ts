@@ -117,8 +117,11 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     now,
     excludePersonaHeld: run.kind === "snapshot",
   });
-  // The bounded ownership lookup is versioned: its queries say so in the header and the trace.
-  const policyVersion = query.includeOwnedResources ? `${policy.version}${policy.ownedResources.tag}` : policy.version;
+  // The bounded ownership lookup and the semantic arm are versioned: queries that use them say so
+  // in the header and the trace, so a trace always names the ranking that produced its block.
+  const semanticOn = deps.semantic !== undefined && run.kind !== "snapshot";
+  const policyVersion =
+    policy.version + (query.includeOwnedResources ? policy.ownedResources.tag : "") + (semanticOn ? policy.semanticTag : "");
 
   // 3. Arms, concurrently, one deadline.
   const structuredTypes =
@@ -140,7 +143,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   ];
   if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
-  if (deps.semantic && run.kind !== "snapshot") arms.push(semanticArm(deps.semantic, filter, query.text, policy.candidateCap));
+  if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
   for await (const outcome of runArms(

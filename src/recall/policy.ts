@@ -85,6 +85,8 @@ export interface RetrievalPolicy {
    * names, and the trigram threshold at which a capitalised word is taken
    * for a misspelt subject. Set by the LoCoMo evaluation (README).
    */
+  /** Appended to the policy version of recalls the semantic arm took part in (RECALL_SEMANTIC=on). */
+  semanticTag: string;
   lexical: LexicalScoring & { trigram: { minSimilarity: number; minWordLength: number } };
 }
 
@@ -135,6 +137,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
   ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },
+  semanticTag: "+semantic@1",
   lexical: {
     k1: 1.2,
     b: 0.75,

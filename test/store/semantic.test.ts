@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/config.js";
 import { SENSITIVITY, type Principal } from "../../src/domain/model.js";
+import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { EmbedderError, type Embedder } from "../../src/embed/embedder.js";
 import { EmbeddingBackfill } from "../../src/embed/embedding-backfill.js";
 import { hashedEmbedder } from "../../src/embed/hashed-embedder.js";
@@ -275,6 +276,9 @@ describe("semantic arm (pglite with pgvector)", () => {
       expect(result.items.map((i) => i.beliefId)).toEqual([b.beliefId]);
       expect(result.items[0]!.arms).toContain("semantic");
       expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("semantic");
+      // The ranking that ran is named: in the trace and in the rendered header.
+      expect(trace.retrievalPolicyVersion).toBe(`${RETRIEVAL_POLICY.version}+semantic@1`);
+      expect(result.rendered.split("\n")[0]).toMatch(/ policy="retrieval@\d+\+semantic@1">$/);
     });
 
     it("an embedder outage degrades the arm, named in arms_degraded, never the recall", async () => {
@@ -290,11 +294,13 @@ describe("semantic arm (pglite with pgvector)", () => {
       const { trace } = await runRecall(deps, p, requested({ text: "How does veetbot deploy?" }), { kind: "snapshot" });
       expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("structured");
       expect(Object.keys(trace.armLatenciesMs ?? {})).not.toContain("semantic");
+      expect(trace.retrievalPolicyVersion).toBe(RETRIEVAL_POLICY.version);
     });
 
     it("is absent unless configured", async () => {
       const { trace } = await runRecall(pipelineDeps(store(), { record: async () => {} }), p, requested({ text: "How does veetbot deploy?" }));
       expect(Object.keys(trace.armLatenciesMs ?? {})).not.toContain("semantic");
+      expect(trace.retrievalPolicyVersion).toBe(RETRIEVAL_POLICY.version);
     });
 
     it("the arm embeds nothing for a query without text", async () => {

@@ -8,7 +8,7 @@ import { BELIEF_COLUMNS } from "../store/belief-rows.js";
  * written: a fixed reference, deliberately not the store's code, so later
  * ranking changes show up as a change of the ratio.
  */
-export const RAW_LEXICAL_SQL = `SELECT ${BELIEF_COLUMNS}, ts_rank(b.tsv, q.query)::float8 AS arm_score
+export const RAW_LEXICAL_SQL = `SELECT ${BELIEF_COLUMNS}, ts_rank(b.lex_tsv, q.query)::float8 AS arm_score
   FROM beliefs b, to_tsquery('english', $9) AS q(query)
   WHERE b.tenant_id = $1
     AND b.principal_id = $2
@@ -19,7 +19,7 @@ export const RAW_LEXICAL_SQL = `SELECT ${BELIEF_COLUMNS}, ts_rank(b.tsv, q.query
     AND b.recorded_at <= $6::timestamptz
     AND (b.retracted_at IS NULL OR b.retracted_at > $6::timestamptz)
     AND (b.portability <> 'local' OR b.origin_scope = $7 OR lower(b.subject) = ANY($8::text[]))
-    AND b.tsv @@ q.query
+    AND b.lex_tsv @@ q.query
   ORDER BY arm_score DESC, b.belief_id
   LIMIT $10`;
 

@@ -2,6 +2,7 @@ import type { ConfidenceBand, StoredBelief } from "../domain/model.js";
 import { byScoreThenId } from "./assemble.js";
 import type { ProfileWeights, RetrievalPolicy } from "./policy.js";
 import { lexicalTerms } from "./query-former.js";
+import type { Collapsible } from "./collapse.js";
 
 /**
  * Step 5: the hand-weighted, versioned ranking function.
@@ -78,15 +79,8 @@ export function confidenceBand(b: StoredBelief, carried: boolean, policy: Retrie
   return band === "high" ? "medium" : "low";
 }
 
-/** What the near-duplicate penalty reads of a ranked candidate. */
-export interface NearDuplicateCandidate {
-  beliefId: string;
-  subject: string;
-  statement: string;
-  beliefType: string;
-  predicateKey: string;
-  supersedes: readonly string[];
-  conflictsWith: readonly string[];
+/** What the near-duplicate penalty reads of a ranked candidate: what collapse reads, and the score. */
+export interface NearDuplicateCandidate extends Omit<Collapsible, "validFrom"> {
   score: number;
 }
 

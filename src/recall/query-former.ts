@@ -38,6 +38,34 @@ export function requestedQuery(overrides: Partial<RequestedQuery> = {}): Request
   };
 }
 
+/** What the agent is working on (RecallRequest.working_state); every part optional. */
+export interface WorkingState {
+  objective: string;
+  openQuestions: readonly string[];
+  activeEntities: readonly string[];
+  currentMessage: string;
+}
+
+/**
+ * The query the working state asks for, beside what the caller put in the
+ * query itself: the caller's text first, then the current message (one
+ * signal among several, not the whole query), the open questions and the
+ * objective, as one OR text of intent; the active entities join the
+ * subjects, for the structured arm and the alias table. Deterministic.
+ */
+export function fromWorkingState(requested: RequestedQuery, working: WorkingState | null): RequestedQuery {
+  if (working === null) return requested;
+  const parts = [requested.text ?? "", working.currentMessage, ...working.openQuestions, working.objective]
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+  const text = [...new Set(parts)].join("\n");
+  return {
+    ...requested,
+    text: text === "" ? null : text,
+    subjects: [...requested.subjects, ...working.activeEntities],
+  };
+}
+
 export function effectiveQuery(
   requested: RequestedQuery,
   moment: Moment | "search",

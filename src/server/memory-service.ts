@@ -16,6 +16,7 @@ import { EpisodeSchema } from "../gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../recall/arms/arm.js";
 import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets } from "../recall/episodes.js";
 import { recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
+import { fromWorkingState } from "../recall/query-former.js";
 import { namesTheOwner, resolveSearchScope } from "../recall/search.js";
 import type { SensitivityName } from "../config.js";
 import { traceView } from "../trace/trace-view.js";
@@ -80,8 +81,10 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
   return {
     async *recall(req, ctx) {
       const principal = principalOf(ctx);
-      const { query, moment } = validate.recallRequest(req);
+      const { query: asked, moment } = validate.recallRequest(req);
       assertSameIdentity(principal, req.query!);
+      // Step 1 starts here: the working state joins the query (recall/query-former.ts).
+      const query = fromWorkingState(asked, validate.workingState(req));
       const surface = validate.surface(req.surface, deps.defaultSensitivityCeiling);
       const sizing = validate.recallSizing(req, moment);
       const run: RecallRun = {

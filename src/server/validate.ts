@@ -21,7 +21,7 @@ import {
   type RecordCitationsRequest,
   type RejectBeliefRequest,
 } from "../gen/memory/v1/write_service_pb.js";
-import type { RequestedQuery } from "../recall/query-former.js";
+import type { RequestedQuery, WorkingState } from "../recall/query-former.js";
 import { AUTHORITY, MOMENT, PORTABILITY, PROFILE, SCOPE_LEVEL, SENSITIVITY_LEVEL, STATUS, toDate } from "./convert.js";
 
 /**
@@ -243,6 +243,19 @@ export function recallSizing(req: RecallRequest, moment: domain.Moment) {
     sessionType: enumValue(SESSION_TYPE, req.sessionType, "session_type"),
     contextWindowTokens: req.contextWindowTokens,
     snapshotWatermark,
+  };
+}
+
+/** RecallRequest.working_state, validated; null when absent. */
+export function workingState(req: RecallRequest): WorkingState | null {
+  const w = req.workingState;
+  if (!w) return null;
+  if (w.openQuestions.length > 20) fail("working_state.open_questions", "must have at most 20 entries");
+  return {
+    objective: optionalText(w.objective, "working_state.objective", MAX_TEXT),
+    openQuestions: w.openQuestions.map((q, i) => optionalText(q, `working_state.open_questions[${i}]`, MAX_TEXT)),
+    activeEntities: stringList(w.activeEntities, "working_state.active_entities"),
+    currentMessage: optionalText(w.currentMessage, "working_state.current_message", MAX_TEXT),
   };
 }
 

@@ -78,6 +78,28 @@ describe.each(["pglite", "postgres"] as const)("sidecar over gRPC (%s)", (kind) 
     expect(result.arms_degraded).toEqual([]);
   });
 
+  it("forms the query from the working state: entities as subjects, objective and message as intent", async () => {
+    const me = newIdentity();
+    const fact = beliefMsg({ subject: "billing service", statement: "The billing service is written in Go.", belief_type: "project_fact" });
+    const marta = beliefMsg({ subject: "Marta", statement: "Marta reviews every schema migration.", belief_type: "relationship" });
+    await unary(c.write, "PutBeliefs", { beliefs: [fact, marta] }, me);
+    const events = await recall(me, {
+      moment: "MOMENT_IN_TURN",
+      query: { current_scope: "veetbot" },
+      working_state: {
+        objective: "Move billing to PostgreSQL 16",
+        open_questions: ["Who must approve the migration?"],
+        active_entities: ["billing service"],
+        current_message: "let's start",
+      },
+    });
+    const result = resultOf(events);
+    expect(result.items.map((i: Json) => i.belief_id).sort()).toEqual([fact.belief_id, marta.belief_id].sort());
+    const { trace } = await unary(c.memory, "GetTrace", { trace_id: result.trace_id }, me);
+    expect(trace.query.subjects).toEqual(["billing service"]);
+    expect(trace.query.text).toBe("let's start\nWho must approve the migration?\nMove billing to PostgreSQL 16");
+  });
+
   it("renders the same bytes for the same belief set, and GetTrace binds the trace to them", async () => {
     const me = newIdentity();
     await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg(), beliefMsg({ statement: "Andy works from Berlin.", belief_type: "user_model_attr" })] }, me);

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory_service.proto.
  */
 export const file_memory_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSK4AgoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEiwKDHNlc3Npb25fdHlwZRgHIAEoDjIWLm1lbW9yeS52MS5TZXNzaW9uVHlwZRIdChVjb250ZXh0X3dpbmRvd190b2tlbnMYCCABKAUSHwoSc25hcHNob3Rfd2F0ZXJtYXJrGAkgASgDSACIAQFCFQoTX3NuYXBzaG90X3dhdGVybWFyayJmCgtSZWNhbGxFdmVudBIjCgNhcm0YASABKAsyFC5tZW1vcnkudjEuQXJtUmVzdWx0SAASKQoGcmVzdWx0GAIgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdEgAQgcKBWV2ZW50ImsKCUFybVJlc3VsdBILCgNhcm0YASABKAkSKwoKY2FuZGlkYXRlcxgCIAMoCzIXLm1lbW9yeS52MS5Bcm1DYW5kaWRhdGUSEgoKbGF0ZW5jeV9tcxgDIAEoBRIQCghkZWdyYWRlZBgEIAEoCCIvCgxBcm1DYW5kaWRhdGUSEQoJYmVsaWVmX2lkGAEgASgJEgwKBHJhbmsYAiABKAUiwwIKDVNlYXJjaFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIQCghzdWJqZWN0cxgCIAMoCRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNjb3BlGAUgASgJEhUKDWJ1ZGdldF90b2tlbnMYBiABKAUSEQoJbWF4X2l0ZW1zGAcgASgFEhIKCnNlc3Npb25faWQYCCABKAkSDgoGcnVuX2lkGAkgASgJEg8KB3R1cm5faWQYCiABKAkSIwoHc3VyZmFjZRgLIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEhIKCnR5cGVfaGludHMYDSADKAlKBAgMEA1SDGJlbGllZl90eXBlcyJ/Cg5TZWFyY2hSZXNwb25zZRInCgZyZXN1bHQYASABKAsyFy5tZW1vcnkudjEuUmVjYWxsUmVzdWx0EhYKDnJlc29sdmVkX3Njb3BlGAIgASgJEiwKDHNjb3BlX3NvdXJjZRgDIAEoDjIWLm1lbW9yeS52MS5TY29wZVNvdXJjZSLiAgoVUmVjYWxsRXBpc29kZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSLgoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGluY2x1ZGVfYXJjaGl2YWwYBCABKAgSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSFQoNYnVkZ2V0X3Rva2VucxgHIAEoBRIjCgdzdXJmYWNlGAggASgLMhIubWVtb3J5LnYxLlN1cmZhY2USHgoWYXJjaGl2YWxfYnVkZ2V0X3Rva2VucxgJIAEoBRIZChFjYWxsZXJfc2Vzc2lvbl9pZBgKIAEoCRIOCgZydW5faWQYCyABKAkSDwoHdHVybl9pZBgMIAEoCSLZAQoWUmVjYWxsRXBpc29kZXNSZXNwb25zZRIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIOCgZ0b2tlbnMYAyABKAUSEQoJdHJ1bmNhdGVkGAQgASgIEhAKCHJlbmRlcmVkGAUgASgJEhAKCHRyYWNlX2lkGAYgASgJEhwKFHdpdGhoZWxkX2VwaXNvZGVfaWRzGAcgAygJEhsKE2NsaXBwZWRfZXBpc29kZV9pZHMYCCADKAkiYQoPR2V0VHJhY2VSZXF1ZXN0EhAKCHRyYWNlX2lkGAEgASgJEg8KB3R1cm5faWQYAiABKAkSKwoPdmlld2luZ19zdXJmYWNlGAMgASgLMhIubWVtb3J5LnYxLlN1cmZhY2UiYwoQR2V0VHJhY2VSZXNwb25zZRIlCgV0cmFjZRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxUcmFjZRIoCgR2aWV3GAIgASgLMhoubWVtb3J5LnYxLlJlY2FsbFRyYWNlVmlldyp5CgtTZXNzaW9uVHlwZRIcChhTRVNTSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIcChhTRVNTSU9OX1RZUEVfSU5URVJBQ1RJVkUQARIWChJTRVNTSU9OX1RZUEVfQVNZTkMQAhIWChJTRVNTSU9OX1RZUEVfQ0hJTEQQAyqgAQoLU2NvcGVTb3VyY2USHAoYU0NPUEVfU09VUkNFX1VOU1BFQ0lGSUVEEAASGAoUU0NPUEVfU09VUkNFX1JFUVVFU1QQARIfChtTQ09QRV9TT1VSQ0VfU0VTU0lPTl9IRUFERVIQAhIhCh1TQ09QRV9TT1VSQ0VfU0VTU0lPTl9TTkFQU0hPVBADEhUKEVNDT1BFX1NPVVJDRV9OT05FEAQyqAIKDU1lbW9yeVNlcnZpY2USPAoGUmVjYWxsEhgubWVtb3J5LnYxLlJlY2FsbFJlcXVlc3QaFi5tZW1vcnkudjEuUmVjYWxsRXZlbnQwARI9CgZTZWFyY2gSGC5tZW1vcnkudjEuU2VhcmNoUmVxdWVzdBoZLm1lbW9yeS52MS5TZWFyY2hSZXNwb25zZRJVCg5SZWNhbGxFcGlzb2RlcxIgLm1lbW9yeS52MS5SZWNhbGxFcGlzb2Rlc1JlcXVlc3QaIS5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXNwb25zZRJDCghHZXRUcmFjZRIaLm1lbW9yeS52MS5HZXRUcmFjZVJlcXVlc3QaGy5tZW1vcnkudjEuR2V0VHJhY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_memory_v1_types]);
+  fileDesc("Ch5tZW1vcnkvdjEvbWVtb3J5X3NlcnZpY2UucHJvdG8SCW1lbW9yeS52MSLoAgoNUmVjYWxsUmVxdWVzdBIlCgVxdWVyeRgBIAEoCzIWLm1lbW9yeS52MS5SZWNhbGxRdWVyeRIhCgZtb21lbnQYAiABKA4yES5tZW1vcnkudjEuTW9tZW50EhIKCnNlc3Npb25faWQYAyABKAkSDgoGcnVuX2lkGAQgASgJEg8KB3R1cm5faWQYBSABKAkSIwoHc3VyZmFjZRgGIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEiwKDHNlc3Npb25fdHlwZRgHIAEoDjIWLm1lbW9yeS52MS5TZXNzaW9uVHlwZRIdChVjb250ZXh0X3dpbmRvd190b2tlbnMYCCABKAUSHwoSc25hcHNob3Rfd2F0ZXJtYXJrGAkgASgDSACIAQESLgoNd29ya2luZ19zdGF0ZRgKIAEoCzIXLm1lbW9yeS52MS5Xb3JraW5nU3RhdGVCFQoTX3NuYXBzaG90X3dhdGVybWFyayJrCgxXb3JraW5nU3RhdGUSEQoJb2JqZWN0aXZlGAEgASgJEhYKDm9wZW5fcXVlc3Rpb25zGAIgAygJEhcKD2FjdGl2ZV9lbnRpdGllcxgDIAMoCRIXCg9jdXJyZW50X21lc3NhZ2UYBCABKAkiZgoLUmVjYWxsRXZlbnQSIwoDYXJtGAEgASgLMhQubWVtb3J5LnYxLkFybVJlc3VsdEgAEikKBnJlc3VsdBgCIAEoCzIXLm1lbW9yeS52MS5SZWNhbGxSZXN1bHRIAEIHCgVldmVudCJrCglBcm1SZXN1bHQSCwoDYXJtGAEgASgJEisKCmNhbmRpZGF0ZXMYAiADKAsyFy5tZW1vcnkudjEuQXJtQ2FuZGlkYXRlEhIKCmxhdGVuY3lfbXMYAyABKAUSEAoIZGVncmFkZWQYBCABKAgiLwoMQXJtQ2FuZGlkYXRlEhEKCWJlbGllZl9pZBgBIAEoCRIMCgRyYW5rGAIgASgFIsMCCg1TZWFyY2hSZXF1ZXN0EgwKBHRleHQYASABKAkSEAoIc3ViamVjdHMYAiADKAkSKQoFYXNfb2YYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGtub3duX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzY29wZRgFIAEoCRIVCg1idWRnZXRfdG9rZW5zGAYgASgFEhEKCW1heF9pdGVtcxgHIAEoBRISCgpzZXNzaW9uX2lkGAggASgJEg4KBnJ1bl9pZBgJIAEoCRIPCgd0dXJuX2lkGAogASgJEiMKB3N1cmZhY2UYCyABKAsyEi5tZW1vcnkudjEuU3VyZmFjZRISCgp0eXBlX2hpbnRzGA0gAygJSgQIDBANUgxiZWxpZWZfdHlwZXMifwoOU2VhcmNoUmVzcG9uc2USJwoGcmVzdWx0GAEgASgLMhcubWVtb3J5LnYxLlJlY2FsbFJlc3VsdBIWCg5yZXNvbHZlZF9zY29wZRgCIAEoCRIsCgxzY29wZV9zb3VyY2UYAyABKA4yFi5tZW1vcnkudjEuU2NvcGVTb3VyY2Ui4gIKFVJlY2FsbEVwaXNvZGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBpbmNsdWRlX2FyY2hpdmFsGAQgASgIEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhUKDWJ1ZGdldF90b2tlbnMYByABKAUSIwoHc3VyZmFjZRgIIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlEh4KFmFyY2hpdmFsX2J1ZGdldF90b2tlbnMYCSABKAUSGQoRY2FsbGVyX3Nlc3Npb25faWQYCiABKAkSDgoGcnVuX2lkGAsgASgJEg8KB3R1cm5faWQYDCABKAki2QEKFlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USJAoIZXBpc29kZXMYASADKAsyEi5tZW1vcnkudjEuRXBpc29kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDgoGdG9rZW5zGAMgASgFEhEKCXRydW5jYXRlZBgEIAEoCBIQCghyZW5kZXJlZBgFIAEoCRIQCgh0cmFjZV9pZBgGIAEoCRIcChR3aXRoaGVsZF9lcGlzb2RlX2lkcxgHIAMoCRIbChNjbGlwcGVkX2VwaXNvZGVfaWRzGAggAygJImEKD0dldFRyYWNlUmVxdWVzdBIQCgh0cmFjZV9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEisKD3ZpZXdpbmdfc3VyZmFjZRgDIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlImMKEEdldFRyYWNlUmVzcG9uc2USJQoFdHJhY2UYASABKAsyFi5tZW1vcnkudjEuUmVjYWxsVHJhY2USKAoEdmlldxgCIAEoCzIaLm1lbW9yeS52MS5SZWNhbGxUcmFjZVZpZXcqeQoLU2Vzc2lvblR5cGUSHAoYU0VTU0lPTl9UWVBFX1VOU1BFQ0lGSUVEEAASHAoYU0VTU0lPTl9UWVBFX0lOVEVSQUNUSVZFEAESFgoSU0VTU0lPTl9UWVBFX0FTWU5DEAISFgoSU0VTU0lPTl9UWVBFX0NISUxEEAMqoAEKC1Njb3BlU291cmNlEhwKGFNDT1BFX1NPVVJDRV9VTlNQRUNJRklFRBAAEhgKFFNDT1BFX1NPVVJDRV9SRVFVRVNUEAESHwobU0NPUEVfU09VUkNFX1NFU1NJT05fSEVBREVSEAISIQodU0NPUEVfU09VUkNFX1NFU1NJT05fU05BUFNIT1QQAxIVChFTQ09QRV9TT1VSQ0VfTk9ORRAEMqgCCg1NZW1vcnlTZXJ2aWNlEjwKBlJlY2FsbBIYLm1lbW9yeS52MS5SZWNhbGxSZXF1ZXN0GhYubWVtb3J5LnYxLlJlY2FsbEV2ZW50MAESPQoGU2VhcmNoEhgubWVtb3J5LnYxLlNlYXJjaFJlcXVlc3QaGS5tZW1vcnkudjEuU2VhcmNoUmVzcG9uc2USVQoOUmVjYWxsRXBpc29kZXMSIC5tZW1vcnkudjEuUmVjYWxsRXBpc29kZXNSZXF1ZXN0GiEubWVtb3J5LnYxLlJlY2FsbEVwaXNvZGVzUmVzcG9uc2USQwoIR2V0VHJhY2USGi5tZW1vcnkudjEuR2V0VHJhY2VSZXF1ZXN0GhsubWVtb3J5LnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_memory_v1_types]);
 
 /**
  * @generated from message memory.v1.RecallRequest
@@ -83,6 +83,17 @@ export type RecallRequest = Message<"memory.v1.RecallRequest"> & {
    * @generated from field: optional int64 snapshot_watermark = 9;
    */
   snapshotWatermark?: bigint | undefined;
+
+  /**
+   * Optional: what the agent is working on. The query former builds the
+   * recall from it together with `query`: its objective, open questions and
+   * current message join query.text as intent (the message is one signal
+   * among several), and its active entities join query.subjects (expanded
+   * through the subject aliases). The trace records the query that resulted.
+   *
+   * @generated from field: memory.v1.WorkingState working_state = 10;
+   */
+  workingState?: WorkingState | undefined;
 };
 
 /**
@@ -91,6 +102,48 @@ export type RecallRequest = Message<"memory.v1.RecallRequest"> & {
  */
 export const RecallRequestSchema: GenMessage<RecallRequest> = /*@__PURE__*/
   messageDesc(file_memory_v1_memory_service, 0);
+
+/**
+ * The agent's working state, as the runtime keeps it across turns.
+ *
+ * @generated from message memory.v1.WorkingState
+ */
+export type WorkingState = Message<"memory.v1.WorkingState"> & {
+  /**
+   * The task's goal, e.g. "Migrate the billing service to PostgreSQL 16".
+   *
+   * @generated from field: string objective = 1;
+   */
+  objective: string;
+
+  /**
+   * Questions the task still has to answer.
+   *
+   * @generated from field: repeated string open_questions = 2;
+   */
+  openQuestions: string[];
+
+  /**
+   * Names of the people, projects and things in play.
+   *
+   * @generated from field: repeated string active_entities = 3;
+   */
+  activeEntities: string[];
+
+  /**
+   * The latest user message.
+   *
+   * @generated from field: string current_message = 4;
+   */
+  currentMessage: string;
+};
+
+/**
+ * Describes the message memory.v1.WorkingState.
+ * Use `create(WorkingStateSchema)` to create a new message.
+ */
+export const WorkingStateSchema: GenMessage<WorkingState> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory_service, 1);
 
 /**
  * One event of the Recall stream.
@@ -125,7 +178,7 @@ export type RecallEvent = Message<"memory.v1.RecallEvent"> & {
  * Use `create(RecallEventSchema)` to create a new message.
  */
 export const RecallEventSchema: GenMessage<RecallEvent> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 1);
+  messageDesc(file_memory_v1_memory_service, 2);
 
 /**
  * What one recall arm found, before fusion.
@@ -167,7 +220,7 @@ export type ArmResult = Message<"memory.v1.ArmResult"> & {
  * Use `create(ArmResultSchema)` to create a new message.
  */
 export const ArmResultSchema: GenMessage<ArmResult> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 2);
+  messageDesc(file_memory_v1_memory_service, 3);
 
 /**
  * @generated from message memory.v1.ArmCandidate
@@ -191,7 +244,7 @@ export type ArmCandidate = Message<"memory.v1.ArmCandidate"> & {
  * Use `create(ArmCandidateSchema)` to create a new message.
  */
 export const ArmCandidateSchema: GenMessage<ArmCandidate> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 3);
+  messageDesc(file_memory_v1_memory_service, 4);
 
 /**
  * @generated from message memory.v1.SearchRequest
@@ -287,7 +340,7 @@ export type SearchRequest = Message<"memory.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 4);
+  messageDesc(file_memory_v1_memory_service, 5);
 
 /**
  * @generated from message memory.v1.SearchResponse
@@ -316,7 +369,7 @@ export type SearchResponse = Message<"memory.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 5);
+  messageDesc(file_memory_v1_memory_service, 6);
 
 /**
  * @generated from message memory.v1.RecallEpisodesRequest
@@ -410,7 +463,7 @@ export type RecallEpisodesRequest = Message<"memory.v1.RecallEpisodesRequest"> &
  * Use `create(RecallEpisodesRequestSchema)` to create a new message.
  */
 export const RecallEpisodesRequestSchema: GenMessage<RecallEpisodesRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 6);
+  messageDesc(file_memory_v1_memory_service, 7);
 
 /**
  * @generated from message memory.v1.RecallEpisodesResponse
@@ -483,7 +536,7 @@ export type RecallEpisodesResponse = Message<"memory.v1.RecallEpisodesResponse">
  * Use `create(RecallEpisodesResponseSchema)` to create a new message.
  */
 export const RecallEpisodesResponseSchema: GenMessage<RecallEpisodesResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 7);
+  messageDesc(file_memory_v1_memory_service, 8);
 
 /**
  * Set exactly one of trace_id (operator form) and turn_id (user form).
@@ -519,7 +572,7 @@ export type GetTraceRequest = Message<"memory.v1.GetTraceRequest"> & {
  * Use `create(GetTraceRequestSchema)` to create a new message.
  */
 export const GetTraceRequestSchema: GenMessage<GetTraceRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 8);
+  messageDesc(file_memory_v1_memory_service, 9);
 
 /**
  * @generated from message memory.v1.GetTraceResponse
@@ -545,7 +598,7 @@ export type GetTraceResponse = Message<"memory.v1.GetTraceResponse"> & {
  * Use `create(GetTraceResponseSchema)` to create a new message.
  */
 export const GetTraceResponseSchema: GenMessage<GetTraceResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory_service, 9);
+  messageDesc(file_memory_v1_memory_service, 10);
 
 /**
  * How long-lived the session is; sets the snapshot's caps.

@@ -193,7 +193,9 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         await backfill?.stop();
         // Queued traces get what is left of the grace period, and at least a moment.
         await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
-        await heads.stop();
+        // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
+        // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
+        await Promise.race([heads.stop(), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
         await store.db.close();
         logger.info("recall sidecar stopped");
       })();

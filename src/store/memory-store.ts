@@ -513,13 +513,16 @@ export class MemoryStore {
     const p = new SqlParams();
     const where = eligibilitySql(f, p);
     const phraseList = p.add(phrases);
-    // A near miss shares the first three letters (so the trigram index can find it by prefix), then
-    // must reach the policy's similarity. pg_trgm's % operator is not used: PGlite mishandles it.
+    // A near miss shares the first three letters, then must reach the policy's similarity. The
+    // range on the prefix lets the (tenant, principal, lower(subject)) btree find the few rows
+    // (the trigram index would first intersect the tenant's whole posting list); LIKE is the test.
+    // pg_trgm's % operator is not used: PGlite mishandles it.
     const fuzzy = fuzzyWords
       .map((w) => {
-        const word = p.add(w);
-        return `(lower(b.subject) LIKE ${p.add(`${escapeLike(w.slice(0, 3))}%`)}
-          AND similarity(lower(b.subject), ${word}::text) >= ${p.add(minSimilarity)}::float8)`;
+        const prefix = p.add(w.slice(0, 3));
+        return `(lower(b.subject) >= ${prefix}::text AND lower(b.subject) < ${prefix}::text || chr(1114111)
+          AND lower(b.subject) LIKE ${p.add(`${escapeLike(w.slice(0, 3))}%`)}
+          AND similarity(lower(b.subject), ${p.add(w)}::text) >= ${p.add(minSimilarity)}::float8)`;
       })
       .join(" OR ");
     const rows = await this.db.query<{ name: string; exact: boolean }>(

@@ -16,15 +16,14 @@ export function endWithUnavailable(res: http2.Http2ServerResponse, message: stri
   const status = { "grpc-status": GRPC_UNAVAILABLE, "grpc-message": encodeURIComponent(message) };
   const isGrpc = /^application\/grpc(\+|;|$)/.test(String(res.req.headers["content-type"] ?? ""));
   if (!stream.headersSent) {
-    // Trailers-only: one HEADERS frame carrying the status.
-    if (isGrpc) {
-      res.writeHead(200, { "content-type": "application/grpc", ...status });
-      res.end();
-    } else {
+    if (!isGrpc) {
       res.writeHead(503, { "content-type": "application/json" });
       res.end(JSON.stringify({ code: "unavailable", message }));
+      return;
     }
-    return;
+    // Headers, then the status in trailers: what every gRPC client reads (a status in the
+    // first HEADERS frame counts only when that frame also ends the stream).
+    res.writeHead(200, { "content-type": "application/grpc" });
   }
   if (isGrpc) res.addTrailers(status);
   res.end();

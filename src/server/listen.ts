@@ -85,6 +85,9 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
     },
     handler as http.RequestListener,
   );
+  // h1 never listens itself (connections are handed to it), and Node starts enforcing the two
+  // timeouts above (and tracking connections for closeIdleConnections) only on "listening".
+  h1.emit("listening");
   const secure = options.tls
     ? http2.createSecureServer(
         {
@@ -157,6 +160,8 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
     async close(graceMs: number) {
       closing = true;
       for (const server of servers) server.close();
+      // Stops h1's timeout checks; its "not running" error is expected (it never listened).
+      h1.close(() => {});
       for (const session of sessions) {
         if (session.closed || session.destroyed) continue;
         session.goaway(http2.constants.NGHTTP2_NO_ERROR);

@@ -1,11 +1,11 @@
 import * as http2 from "node:http2";
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, grpc, metadata, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { newIdentity } from "../support/grpc-fixtures.js";
 import { rawCall } from "../support/raw-grpc.js";
 import { mutateBytes, mutateFields, RPCS, type Rpc } from "../support/fuzz/requests.js";
 import { Rng } from "../support/fuzz/rng.js";
+import { rssMb } from "../support/process-memory.js";
 import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
 
 /**
@@ -136,8 +136,3 @@ describe(`fuzz (pglite, seed ${SEED})`, () => {
     expect(rssPeak - rssStart, `RSS ${rssStart.toFixed(0)} -> peak ${rssPeak.toFixed(0)} MB; ${report}`).toBeLessThan(300);
   });
 });
-
-function rssMb(sidecar: SidecarProcess): number {
-  const status = readFileSync(`/proc/${sidecar.child.pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}

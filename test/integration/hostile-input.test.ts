@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, failure, grpc, serverStream, unary, type Clients } from "../support/grpc-client.js";
 import { beliefMsg, episodeMsg, newIdentity } from "../support/grpc-fixtures.js";
 import { envelope, lengthDelimited, rawCall, varint } from "../support/raw-grpc.js";
+import { rssMb } from "../support/process-memory.js";
 import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
 
 /**
@@ -135,10 +135,3 @@ describe("hostile input (pglite)", () => {
     expect(health.status).toBe("SERVING");
   });
 });
-
-function rssMb(sidecar: SidecarProcess): number {
-  const status = readFileSync(`/proc/${sidecar.child.pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
-
-

@@ -110,6 +110,25 @@ describe("hostile input (pglite)", () => {
     }
   });
 
+  it("answers malformed protobuf INVALID_ARGUMENT over gRPC-Web and Connect too", async () => {
+    const garbage = Buffer.from([0x0a, 0x10, 0x61, 0x62]); // premature EOF
+    const web = await fetch(`http://${sidecar.address}${SEARCH}`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto", ...headers() },
+      body: envelope(garbage),
+    });
+    const trailer = Buffer.from(await web.arrayBuffer()).toString("latin1");
+    expect(trailer).toMatch(/grpc-status: 3\r\n/);
+    expect(decodeURIComponent(/grpc-message: (.*)\r\n/.exec(trailer)![1]!)).toMatch(/^request: could not be decoded/);
+    const connectUnary = await fetch(`http://${sidecar.address}${SEARCH}`, {
+      method: "POST",
+      headers: { "content-type": "application/proto", ...headers() },
+      body: garbage,
+    });
+    expect(connectUnary.status).toBe(400);
+    expect(await connectUnary.json()).toMatchObject({ code: "invalid_argument", message: expect.stringMatching(/^request: could not be decoded/) });
+  });
+
   it("refuses a message above RECALL_MAX_REQUEST_BYTES without buffering it, and stays healthy", async () => {
     const rssBefore = rssMb(sidecar);
     const chunk = Buffer.alloc(1024 * 1024, 0x61);

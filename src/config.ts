@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type IdentityConfig, type TlsConfig } from "./edge-config.js";
 
 /**
  * The only reader of `process.env`. One zod schema, validated once at start-up
@@ -51,7 +52,7 @@ const envSchema = z.object({
   RECALL_EMBEDDINGS_BATCH: positiveInt.max(2048).default(64),
   RECALL_EMBEDDINGS_POLL_MS: positiveInt.default(60_000),
   RECALL_EMBEDDINGS_SENSITIVITY_CEILING: sensitivityName.default("confidential"),
-});
+}).extend(edgeEnvSchema.shape);
 
 export type SensitivityName = z.infer<typeof sensitivityName>;
 
@@ -87,6 +88,12 @@ export interface Config {
   readonly faultArmDelayMs: Readonly<Record<string, number>>;
   /** The semantic arm; null when RECALL_SEMANTIC=off (the default). */
   readonly semantic: SemanticConfig | null;
+  /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
+  readonly limits: EdgeLimits;
+  /** Where tenant and principal come from (see "Who may call" in the README). */
+  readonly identity: IdentityConfig;
+  /** TLS on the TCP listener; null for plaintext (h2c). */
+  readonly tls: TlsConfig | null;
 }
 
 export interface SemanticConfig {
@@ -134,6 +141,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const semantic = e.RECALL_SEMANTIC === "on" ? semanticConfig(e) : null;
+  const edge = edgeIdentity(e);
+  if ("problems" in edge) throw new ConfigError(`invalid configuration:\n  ${edge.problems.join("\n  ")}`);
   return Object.freeze({
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
     store: Object.freeze(
@@ -169,6 +178,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
     ),
     semantic,
+    limits: edgeLimits(e),
+    identity: edge.identity,
+    tls: edge.tls,
   });
 }
 

@@ -150,15 +150,25 @@ function answeredByServer(error: unknown): boolean {
 }
 
 /**
- * Cancels a running statement. postgres.js sends the cancel request on a new
- * connection and drops the promise of that request: when the server cannot
- * be reached, its rejection is unhandled and ends the process. So the
- * canceller is called here, with its failure caught.
+ * Cancels a statement that is queued or running, working around two faults
+ * of postgres.js 3.4.9's `cancel()`:
+ * - it sends the cancel request on a new connection and drops that request's
+ *   promise: when the server cannot be reached, the rejection is unhandled
+ *   and ends the process. So the canceller is called here, its failure caught;
+ * - a statement already sent but still waiting behind others in the
+ *   connection's pipeline is skipped when its turn comes, while the server
+ *   still runs it: its rows are then handed to the next statement (seen as a
+ *   Search ranking another query's rows after a stall). Such a statement is
+ *   left to finish; its answer is simply not waited for.
  */
 function cancelQuietly(pending: Pending): void {
-  const query = pending as unknown as { canceller?: ((q: unknown) => Promise<unknown>) | null };
+  const query = pending as unknown as {
+    canceller?: ((q: unknown) => Promise<unknown>) | null;
+    state: unknown;
+    active: boolean;
+  };
   const canceller = query.canceller;
-  if (!canceller) return;
+  if (!canceller || (query.state && !query.active)) return;
   query.canceller = null;
   canceller(pending).catch(() => {});
 }

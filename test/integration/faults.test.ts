@@ -120,7 +120,7 @@ describe("faults between the sidecar and PostgreSQL", () => {
     { name: "a stall, then late replies", cut: () => proxy.stall(), restore: () => proxy.restore({ resume: true }) },
   ];
 
-  it.each(cases)("$name: no crash, honest health, UNAVAILABLE, no lost or phantom writes", async ({ cut, restore }) => {
+  it.each(cases)("$name: no crash, honest health, UNAVAILABLE, no lost or phantom writes", async ({ name, cut, restore }) => {
     const me = newIdentity();
     const health = watchHealth();
     const load = startLoad(me);
@@ -163,6 +163,18 @@ describe("faults between the sidecar and PostgreSQL", () => {
     const acknowledgedMissing = load.writes.filter((w) => w.code === grpc.status.OK && present(w) !== BATCH);
     const failedCommitted = load.writes.filter((w) => w.code !== grpc.status.OK && !/may or may not/.test(w.details) && present(w) > 0);
     const halfWritten = load.writes.filter((w) => present(w) !== 0 && present(w) !== BATCH);
+    const count = (list: grpc.status[], code: grpc.status) => list.filter((x) => x === code).length;
+    const writeCodes = load.writes.map((w) => w.code);
+    // One line per case for the record (the ADR quotes it).
+    console.log(
+      JSON.stringify({
+        case: name,
+        writes: { ok: count(writeCodes, grpc.status.OK), unavailable: count(writeCodes, grpc.status.UNAVAILABLE) },
+        unknownOutcome: load.writes.filter((w) => /may or may not/.test(w.details)).length,
+        reads: { ok: count(load.reads, grpc.status.OK), unavailable: count(load.reads, grpc.status.UNAVAILABLE) },
+        notServingAfterMs: firstDown!.at - cutAt,
+      }),
+    );
     expect({ acknowledgedMissing, failedCommitted, halfWritten }).toEqual({ acknowledgedMissing: [], failedCommitted: [], halfWritten: [] });
   });
 

@@ -16,7 +16,7 @@ import { freshPostgresDatabase } from "../support/stores.js";
  */
 
 const PROBE_INTERVAL_MS = 400;
-const CALL_DEADLINE_MS = 1500;
+const CALL_DEADLINE_MS = 3000;
 const CUT_MS = 4000;
 const BATCH = 3;
 

@@ -7,7 +7,9 @@ import * as net from "node:net";
  * - `refuse()`: the port is closed (new connections get ECONNREFUSED) and
  *   every open connection is destroyed.
  * - `stall()`: connections are accepted and open ones stay open, but not a
- *   byte is forwarded either way (a hung network path or a frozen server).
+ *   byte is forwarded either way (a hung network path or a frozen server);
+ *   `stall({ repliesOnly: true })` still forwards what the client sends, so
+ *   requests reach the server and only the answers are held back.
  * - `restore()`: forwarding again. Stalled connections are reset (destroyed),
  *   as a stateful firewall or a rebooted peer would, unless `resume: true`,
  *   which delivers what they buffered (a late reply).
@@ -16,6 +18,7 @@ export class FaultProxy {
   private server: net.Server | undefined;
   private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   mode: "pass" | "refuse" | "stall" = "pass";
+  private repliesOnly = false;
   port = 0;
 
   constructor(private readonly upstream: { host: string; port: number }) {}
@@ -48,9 +51,10 @@ export class FaultProxy {
     return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
   }
 
-  stall(): void {
+  stall(options: { repliesOnly?: boolean } = {}): void {
     this.mode = "stall";
-    for (const pair of this.pairs) pause(pair);
+    this.repliesOnly = options.repliesOnly ?? false;
+    for (const pair of this.pairs) pause(pair, this.repliesOnly);
   }
 
   async restore(options: { resume?: boolean } = {}): Promise<void> {
@@ -89,7 +93,7 @@ export class FaultProxy {
         this.pairs.delete(pair);
       });
     }
-    if (this.mode === "stall") pause(pair);
+    if (this.mode === "stall") pause(pair, this.repliesOnly);
     else forward(pair);
   }
 }
@@ -101,11 +105,12 @@ function forward(pair: { client: net.Socket; upstream: net.Socket }): void {
   pair.upstream.resume();
 }
 
-function pause(pair: { client: net.Socket; upstream: net.Socket }): void {
-  pair.client.unpipe(pair.upstream);
+function pause(pair: { client: net.Socket; upstream: net.Socket }, repliesOnly = false): void {
   pair.upstream.unpipe(pair.client);
-  pair.client.pause();
   pair.upstream.pause();
+  if (repliesOnly) return;
+  pair.client.unpipe(pair.upstream);
+  pair.client.pause();
 }
 
 function destroy(pair: { client: net.Socket; upstream: net.Socket }): void {

@@ -98,12 +98,8 @@ async function runTransaction<T>(sql: Sql, work: (tx: SqlClient) => Promise<T>, 
             .map((name) => `; SET LOCAL ${name} = ${remainingMs(at)}`)
             .join("");
     begun = true;
-    await beforeDeadline(reserved.unsafe(`BEGIN${timeouts}`).simple() as Promise<unknown>, at, () => new StoreTimeoutError()).catch(
-      (error: unknown) => {
-        if (!answeredByServer(error) && !(error instanceof StoreTimeoutError)) usable = false;
-        throw error;
-      },
-    );
+    // Without parameters, one simple-protocol round trip for all four statements.
+    await run(`BEGIN${timeouts}`);
     const result = await work(transactionClient(run));
     assertBefore(at);
     state.commitSent = true;

@@ -26,6 +26,7 @@ const envSchema = z.object({
   RECALL_DEFAULT_DEADLINE_MS: positiveInt.default(2_000),
   RECALL_MAX_DEADLINE_MS: positiveInt.default(30_000),
   RECALL_HEALTH_INTERVAL_MS: positiveInt.default(2_000),
+  RECALL_HEALTH_TIMEOUT_MS: positiveInt.default(1_000),
   RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
   RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
   RECALL_SNAPSHOT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
@@ -65,6 +66,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   readonly deadline: { readonly defaultMs: number; readonly maxMs: number };
   readonly healthIntervalMs: number;
+  /** Bounds each health ping (never more than the interval): a store that does not answer in time is NOT_SERVING. */
+  readonly healthTimeoutMs: number;
   readonly defaultSensitivityCeiling: SensitivityName;
   readonly traceOperatorRetentionHours: number;
   /** Upper bound of the in-process snapshot cache, in bytes. */
@@ -154,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: e.RECALL_SHUTDOWN_GRACE_MS,
     deadline: Object.freeze({ defaultMs: e.RECALL_DEFAULT_DEADLINE_MS, maxMs: e.RECALL_MAX_DEADLINE_MS }),
     healthIntervalMs: e.RECALL_HEALTH_INTERVAL_MS,
+    healthTimeoutMs: e.RECALL_HEALTH_TIMEOUT_MS,
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
     snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),

@@ -15,6 +15,8 @@ import { memoryService } from "./server/memory-service.js";
 import { registerReflection } from "./server/reflection.js";
 import { requestLogInterceptor } from "./server/request-log.js";
 import { stringCheckInterceptor } from "./server/string-check.js";
+import { storeDeadlineInterceptor } from "./server/store-deadline-interceptor.js";
+import { withStoreDeadline } from "./store/store-deadline.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
@@ -100,7 +102,12 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
     fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
-    interceptors: [requestLogInterceptor(logger), identityInterceptor(identity.source), stringCheckInterceptor()],
+    interceptors: [
+      requestLogInterceptor(logger),
+      identityInterceptor(identity.source),
+      stringCheckInterceptor(),
+      storeDeadlineInterceptor(config.deadline),
+    ],
     routes(router) {
       const memory = memoryService({
         store,
@@ -146,13 +153,15 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     throw error;
   }
 
-  // The health status follows the store: NOT_SERVING while it cannot be reached.
+  // The health status follows the store: NOT_SERVING while it cannot be reached. Each ping is
+  // bounded, so a stalled store is noticed within the interval plus the timeout, and no probe is skipped.
+  const pingTimeoutMs = Math.min(config.healthTimeoutMs, config.healthIntervalMs);
   let probing = false;
   const probe = async () => {
     if (probing) return;
     probing = true;
     try {
-      await store.ping();
+      await withStoreDeadline(Date.now() + pingTimeoutMs, () => store.ping());
       if (health.get("") !== ServingStatus.SERVING) logger.info("store reachable: SERVING");
       health.setAll(ServingStatus.SERVING);
     } catch (err) {

@@ -15,6 +15,7 @@ import { requestLogInterceptor } from "./server/request-log.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
+import { openNotificationClient } from "./store/notification-client.js";
 import { HeadTracker } from "./moments/head-tracker.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "./moments/snapshot.js";
@@ -61,8 +62,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
   const clock = () => new Date();
-  const heads = new HeadTracker(store);
+  const notifications = openNotificationClient(config.store, store.db);
+  const heads = new HeadTracker(store, { listener: notifications.listener, pollMs: config.headPollMs });
   await heads.start();
+  logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
@@ -133,6 +136,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   } catch (error) {
     await backfill?.stop();
     await traces.close(Date.now());
+    await heads.stop();
+    await notifications.close();
     await store.db.close();
     throw error;
   }
@@ -196,6 +201,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
         // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
         await Promise.race([heads.stop(), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+        await notifications.close();
         await store.db.close();
         logger.info("recall sidecar stopped");
       })();

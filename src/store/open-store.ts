@@ -16,7 +16,7 @@ import type { SqlClient } from "./sql-client.js";
 export async function openStore(config: Config["store"], logger: Logger, options: { semantic?: boolean } = {}): Promise<MemoryStore> {
   let client: SqlClient;
   if (config.kind === "postgres") {
-    client = createPostgresClient(config.url, config.poolMax);
+    client = createPostgresClient(config.url, config.poolMax, { prepare: config.pooler === "none" });
   } else {
     await mkdir(config.dataDir, { recursive: true });
     client = createPgliteClient(await openPglite(config.dataDir, { vector: options.semantic ?? false }));

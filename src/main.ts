@@ -16,6 +16,7 @@ import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
 import { openNotificationClient } from "./store/notification-client.js";
+import { claimLease } from "./store/maintenance-lease.js";
 import { HeadTracker } from "./moments/head-tracker.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "./moments/snapshot.js";
@@ -173,6 +174,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
             uncitedWindowHours: config.traces.uncitedWindowHours,
           },
           logger,
+          // One sidecar of the fleet sweeps per interval; the lease runs out a little early so its holder's next tick can renew it.
+          () => claimLease(store.db, "trace-sweep", config.traces.sweepIntervalMs * 0.9),
         )
       : undefined;
 

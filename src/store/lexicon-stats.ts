@@ -6,7 +6,7 @@ import type { SqlClient } from "./sql-client.js";
  * and their summed lex_lengths per field label, sql/0005_lexicon.sql), kept
  * exact in the write transaction that changes them. No trigger: a table
  * distributed by tenant_id (Citus) cannot carry the statement-level triggers
- * with transition tables this once was (docs/adr/0006-*.md).
+ * with transition tables this once was (docs/adr/0006-lexicon-statistics-without-triggers-and-pooler-support.md).
  *
  * Every statement that inserts a belief or changes its lexical document
  * returns the row's lex_lengths before and after (columns `lengths_before`

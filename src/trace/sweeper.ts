@@ -52,20 +52,30 @@ export async function sweepOnce(traces: TraceStore, now: Date, options: SweepOpt
   return result;
 }
 
-/** Runs `sweepOnce` every `intervalMs` (never two at once); `stop` waits for a running sweep. */
+/**
+ * Runs `sweepOnce` every `intervalMs` (never two at once); `stop` waits for a
+ * running sweep. With `claim`, a tick sweeps only when it returns true: the
+ * fleet's lease (store/maintenance-lease.ts), so one sidecar sweeps per interval.
+ */
 export function startSweeper(
   traces: TraceStore,
   clock: () => Date,
   options: SweepOptions & { intervalMs: number },
   logger: Logger,
+  claim?: () => Promise<boolean>,
 ): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const tick = () => {
     if (running) return;
-    running = sweepOnce(traces, clock(), options)
-      .then((r) => {
-        if (r.expired + r.settled > 0) logger.info({ sweep: r }, "trace sweep");
-      })
+    running = (async () => {
+      if (claim && !(await claim())) {
+        logger.debug("trace sweep skipped: another sidecar holds the lease");
+        return;
+      }
+      const r = await sweepOnce(traces, clock(), options);
+      if (r.expired + r.settled > 0) logger.info({ sweep: r }, "trace sweep");
+      else logger.debug({ sweep: r }, "trace sweep: nothing due");
+    })()
       .catch((err: unknown) => logger.warn({ err }, "trace sweep failed; retrying next interval"))
       .finally(() => {
         running = undefined;

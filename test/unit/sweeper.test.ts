@@ -64,6 +64,19 @@ describe("startSweeper", () => {
     expect(f.calls.length).toBe(after);
   });
 
+  it("sweeps only on the ticks whose lease claim it wins", async () => {
+    const f = fakeTraces(3, 0);
+    const { logger, lines } = capturingLogger();
+    let claims = 0;
+    const sweeper = startSweeper(f.traces, () => new Date(), { intervalMs: 5, batch: 10, maxBatches: 1, uncitedWindowHours: 1 }, logger, async () => {
+      f.calls.push("claim");
+      return ++claims >= 3;
+    });
+    while (!lines.some((l) => l.msg === "trace sweep")) await new Promise((r) => setTimeout(r, 5));
+    await sweeper.stop();
+    expect(f.calls.slice(0, 4)).toEqual(["claim", "claim", "claim", "expire 3"]);
+  });
+
   it("a failing sweep is logged and retried on the next interval", async () => {
     let failures = 1;
     const traces = {

@@ -227,6 +227,8 @@ function startSemantic(config: Config, store: MemoryStore, logger: Logger): { se
       retryMinMs: EMBED_RETRY_MIN_MS,
       retryMaxMs: EMBED_RETRY_MAX_MS,
       sensitivityCeiling: SENSITIVITY[config.semantic.sensitivityCeiling],
+      // One sidecar of the fleet sweeps every principal per interval.
+      claimSweep: () => claimLease(store.db, "embedding-sweep", config.semantic!.pollIntervalMs * 0.9),
     },
     logger,
   );

@@ -111,9 +111,9 @@ class Analysis {
   private statement(kind: string, stmt: Node, outer: Scope | undefined): void {
     if (WRITES.has(kind)) this.writes = true;
     if (stmt.lockingClause) this.locks = true;
+    if (kind === "InsertStmt") return this.insert(stmt, outer);
     const scope: Scope = { refs: new Map(), items: 0, parent: outer };
     const quals: unknown[] = [stmt.whereClause];
-    if (kind === "InsertStmt") return this.insert(stmt, outer);
     // A set operation's arms are SELECTs of their own (unwrapped in the tree), side by side.
     const { larg, rarg } = stmt as { larg?: Node; rarg?: Node };
     if (larg) this.statement("SelectStmt", larg, outer);

@@ -9,16 +9,18 @@ import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type Identity
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL");
 const sensitivityName = z.enum(["public", "personal", "confidential", "restricted"]);
 
 const envSchema = z.object({
   RECALL_HOST: z.string().min(1).default("127.0.0.1"),
   RECALL_PORT: port.default(50051),
   RECALL_SOCKET_PATH: z.string().min(1).optional(),
-  RECALL_DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
-    .optional(),
+  RECALL_DATABASE_URL: postgresUrl.optional(),
+  // Behind a pooler: see "Many sidecars, one database" in the README.
+  RECALL_DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
+  RECALL_DATABASE_LISTEN_URL: postgresUrl.optional(),
+  RECALL_HEAD_POLL_MS: positiveInt.max(60_000).default(1000),
   RECALL_DATA_DIR: z.string().min(1).default("./.recall-data"),
   RECALL_DB_POOL_MAX: positiveInt.max(100).default(10),
   RECALL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -60,7 +62,15 @@ export type SensitivityName = z.infer<typeof sensitivityName>;
 export interface Config {
   readonly listen: { readonly host: string; readonly port: number; readonly socketPath: string | undefined };
   readonly store:
-    | { readonly kind: "postgres"; readonly url: string; readonly poolMax: number }
+    | {
+        readonly kind: "postgres";
+        readonly url: string;
+        readonly poolMax: number;
+        /** "transaction": the URL is a transaction-mode pooler (unnamed statements, no LISTEN through it). */
+        readonly pooler: "none" | "transaction";
+        /** A direct (unpooled) URL for the notification connection. */
+        readonly listenUrl: string | undefined;
+      }
     | { readonly kind: "pglite"; readonly dataDir: string };
   readonly logLevel: string;
   readonly shutdownGraceMs: number;
@@ -68,6 +78,8 @@ export interface Config {
   readonly healthIntervalMs: number;
   /** Bounds each health ping (never more than the interval): a store that does not answer in time is NOT_SERVING. */
   readonly healthTimeoutMs: number;
+  /** Without a notification connection, a principal's head is read again after this long. */
+  readonly headPollMs: number;
   readonly defaultSensitivityCeiling: SensitivityName;
   readonly traceOperatorRetentionHours: number;
   /** Upper bound of the in-process snapshot cache, in bytes. */
@@ -150,7 +162,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
     store: Object.freeze(
       e.RECALL_DATABASE_URL
-        ? { kind: "postgres" as const, url: e.RECALL_DATABASE_URL, poolMax: e.RECALL_DB_POOL_MAX }
+        ? {
+            kind: "postgres" as const,
+            url: e.RECALL_DATABASE_URL,
+            poolMax: e.RECALL_DB_POOL_MAX,
+            pooler: e.RECALL_DATABASE_POOLER,
+            listenUrl: e.RECALL_DATABASE_LISTEN_URL,
+          }
         : { kind: "pglite" as const, dataDir: e.RECALL_DATA_DIR },
     ),
     logLevel: e.RECALL_LOG_LEVEL,
@@ -158,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deadline: Object.freeze({ defaultMs: e.RECALL_DEFAULT_DEADLINE_MS, maxMs: e.RECALL_MAX_DEADLINE_MS }),
     healthIntervalMs: e.RECALL_HEALTH_INTERVAL_MS,
     healthTimeoutMs: e.RECALL_HEALTH_TIMEOUT_MS,
+    headPollMs: e.RECALL_HEAD_POLL_MS,
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
     snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),

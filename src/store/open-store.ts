@@ -17,7 +17,7 @@ import type { SqlClient } from "./sql-client.js";
 export async function openStore(config: Config["store"], logger: Logger, options: { semantic?: boolean } = {}): Promise<MemoryStore> {
   let client: SqlClient;
   if (config.kind === "postgres") {
-    client = createPostgresClient(config.url, config.poolMax);
+    client = createPostgresClient(config.url, config.poolMax, { prepare: config.pooler === "none" });
   } else {
     await mkdir(config.dataDir, { recursive: true });
     // One process per directory: a second one would silently overwrite the first one's writes.

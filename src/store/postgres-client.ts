@@ -8,7 +8,8 @@ type Reserved = postgres.ReservedSql<Record<string, never>>;
 type Pending = PromiseLike<unknown>;
 
 /**
- * PostgreSQL through postgres.js: a pool, prepared statements, cancellable
+ * PostgreSQL through postgres.js: a pool, prepared statements (unless told
+ * otherwise), cancellable
  * queries, every call bounded by the store deadline (store/store-deadline.ts).
  *
  * Transactions are our own, on a reserved connection, not postgres.js's
@@ -19,10 +20,21 @@ type Pending = PromiseLike<unknown>;
  * a connection that failed at the connection level is never written to again,
  * nor released (the pool has already taken it back as closed).
  */
-export function createPostgresClient(url: string, poolMax: number): SqlClient {
+export interface PostgresClientOptions {
+  /**
+   * Named prepared statements (the default). Off sends every statement
+   * unnamed, as a transaction-mode pooler without prepared-statement support
+   * (PgBouncer before 1.21) needs: a named statement prepared on one server
+   * connection is unknown on the next.
+   */
+  prepare?: boolean;
+}
+
+export function createPostgresClient(url: string, poolMax: number, options: PostgresClientOptions = {}): SqlClient {
+  const prepare = options.prepare ?? true;
   const sql = postgres(url, {
     max: poolMax,
-    prepare: true,
+    prepare,
     onnotice: () => {},
     // int8 as a JS number, as PGlite returns it: positions and counts stay far below 2^53.
     types: {
@@ -32,11 +44,11 @@ export function createPostgresClient(url: string, poolMax: number): SqlClient {
   }) as unknown as Sql;
   return {
     kind: "postgres",
-    query: (text, params, options) => bounded(sql, text, params, options),
+    query: (text, params, options) => bounded(sql, text, params, options, prepare),
     async exec(script: string) {
       await sql.unsafe(script);
     },
-    transaction: (work) => transaction(sql, work),
+    transaction: (work) => transaction(sql, work, prepare),
     async listen(channel, onNotify, onConnect) {
       const { unlisten } = await sql.listen(channel, (payload) => onNotify(payload), () => onConnect?.());
       return unlisten;
@@ -48,10 +60,16 @@ export function createPostgresClient(url: string, poolMax: number): SqlClient {
 }
 
 /** One statement, not sent after the deadline, answered by it. */
-async function bounded<T extends Row>(sql: Sql | Reserved, text: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<T[]> {
+async function bounded<T extends Row>(
+  sql: Sql | Reserved,
+  text: string,
+  params: readonly unknown[] = [],
+  options: QueryOptions | undefined,
+  prepare: boolean,
+): Promise<T[]> {
   const at = storeDeadline();
   assertBefore(at);
-  const pending = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const pending = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });
   const signal = options?.signal;
   if (signal) {
     if (signal.aborted) cancelQuietly(pending);
@@ -66,15 +84,21 @@ async function bounded<T extends Row>(sql: Sql | Reserved, text: string, params:
  * deadline), `work`, then COMMIT only if the deadline has not passed. A
  * COMMIT whose reply is lost or late is reported as an unknown outcome.
  */
-async function transaction<T>(sql: Sql, work: (tx: SqlClient) => Promise<T>): Promise<T> {
+async function transaction<T>(sql: Sql, work: (tx: SqlClient) => Promise<T>, prepare: boolean): Promise<T> {
   const at = storeDeadline();
   assertBefore(at);
   const state = { commitSent: false };
-  const attempt = runTransaction(sql, work, at, state);
+  const attempt = runTransaction(sql, work, at, state, prepare);
   return beforeDeadline(attempt, at, () => (state.commitSent ? new WriteOutcomeUnknownError() : new StoreTimeoutError()));
 }
 
-async function runTransaction<T>(sql: Sql, work: (tx: SqlClient) => Promise<T>, at: number | undefined, state: { commitSent: boolean }): Promise<T> {
+async function runTransaction<T>(
+  sql: Sql,
+  work: (tx: SqlClient) => Promise<T>,
+  at: number | undefined,
+  state: { commitSent: boolean },
+  prepare: boolean,
+): Promise<T> {
   const reserved = await sql.reserve();
   let usable = true;
   let begun = false;
@@ -82,7 +106,7 @@ async function runTransaction<T>(sql: Sql, work: (tx: SqlClient) => Promise<T>, 
   const run = async <R extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]> => {
     if (!usable) throw Object.assign(new Error("transaction connection closed"), { code: "CONNECTION_CLOSED" });
     try {
-      return await bounded<R>(reserved, text, params, options);
+      return await bounded<R>(reserved, text, params, options, prepare);
     } catch (error) {
       if (!answeredByServer(error) && !(error instanceof StoreTimeoutError)) usable = false;
       throw error;

@@ -50,6 +50,8 @@ const USAGE = `usage: npm run bench -- [options]
   --log-level LEVEL    the sidecar's RECALL_LOG_LEVEL: info (default, as deployed: one line per call), debug or trace
   --embedded-dir DIR   the embedded (PGlite) bench store (default ./.recall-bench/embedded); generated when missing
   --no-embedded        skip the embedded store
+  --only-main          only the 1M store's main sidecar (no memory figure, no embedded store)
+  --cpu-prof DIR       write a CPU profile of the main sidecar to DIR (node --cpu-prof)
   --json FILE          also write every figure as JSON`;
 
 /** The memory figure: recalls per principal, and the pause between passes that lets background loads finish. */
@@ -72,6 +74,9 @@ interface Options {
   json: string | undefined;
   embedded: boolean;
   embeddedDir: string;
+  /** The memory figure (a second sidecar with ten 10k principals). */
+  memory: boolean;
+  cpuProfileDir: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options | null {
@@ -94,6 +99,8 @@ function parseOptions(argv: string[]): Options | null {
       json: { type: "string" },
       "embedded-dir": { type: "string" },
       "no-embedded": { type: "boolean", default: false },
+      "only-main": { type: "boolean", default: false },
+      "cpu-prof": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -126,7 +133,9 @@ function parseOptions(argv: string[]): Options | null {
     // The bench waits for the sidecar's "listening" line, which is logged at info.
     logLevel: oneOf("log-level", values["log-level"] ?? "info", ["info", "debug", "trace"]),
     json: values.json,
-    embedded: !values["no-embedded"],
+    embedded: !values["no-embedded"] && !values["only-main"],
+    memory: !values["only-main"],
+    cpuProfileDir: values["cpu-prof"],
     embeddedDir: values["embedded-dir"] ?? ".recall-bench/embedded",
   };
 }
@@ -198,6 +207,35 @@ async function measure(
   return results;
 }
 
+/** RSS of a fresh sidecar once `principals` are loaded: a few passes of recalls, with pauses for background loads. */
+async function memoryFigure(
+  env: Record<string, string>,
+  tenant: string,
+  principals: MeasuredPrincipal[],
+  size: string,
+  seed: number,
+  checks: Checks,
+): Promise<string> {
+  const sidecar = await startSidecar(env);
+  const client = connectBench(sidecar.address, { tenant, principal: principals[0]!.principal }, 5_000);
+  try {
+    const startRss = await rssMiB(sidecar.child.pid!, "now");
+    for (let pass = 0; pass < MEMORY_PASSES; pass += 1) {
+      for (const p of principals) await inTurnOp(client, p, seed, checks)(pass).catch(() => {});
+      await delay(MEMORY_PASS_PAUSE_MS);
+    }
+    const now = await rssMiB(sidecar.child.pid!, "now");
+    const peak = await rssMiB(sidecar.child.pid!);
+    return (
+      `  after start-up: ${startRss.toFixed(0)} MiB; with ${principals.length} principals of ${size} recalled ${MEMORY_PASSES} times each: ` +
+      `${now.toFixed(0)} MiB now, ${peak.toFixed(0)} MiB peak (VmHWM)`
+    );
+  } finally {
+    client.close();
+    await sidecar.stop();
+  }
+}
+
 /** The first calls after start-up, one at a time and each timed alone: what a cold sidecar (and a cold index) costs. */
 async function firstCalls(calls: { label: string; op: () => Promise<void> }[]): Promise<string[]> {
   const lines: string[] = [];
@@ -245,7 +283,7 @@ async function main(argv: string[]): Promise<number> {
 
   // 1. The 1M store: cold first calls, then every scenario.
   log("starting the sidecar");
-  const sidecar = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }));
+  const sidecar = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), options.cpuProfileDir);
   const client = connectBench(sidecar.address, { tenant: params.tenant, principal: main10k.principal }, 2_000);
   let results: ScenarioResult[];
   let cold: string[];
@@ -283,27 +321,13 @@ async function main(argv: string[]): Promise<number> {
   // After the stop: the sidecar flushes its queued traces on the way out.
   const arms = await armLatencies(sql).finally(() => sql.end({ timeout: 5 }));
 
-  // 2. Memory: a fresh sidecar with ten 10k principals loaded (a few passes, with pauses for background loads).
-  log("starting a sidecar for the memory figure");
-  const memory = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }));
-  const memoryClient = connectBench(memory.address, { tenant: params.tenant, principal: main10k.principal }, 5_000);
-  let rssLines: string[];
-  try {
-    const startRss = await rssMiB(memory.child.pid!, "now");
-    const ten = [main10k, ...others10k];
-    for (let pass = 0; pass < MEMORY_PASSES; pass += 1) {
-      for (const p of ten) await inTurnOp(memoryClient, p, options.seed, checks)(pass).catch(() => {});
-      await delay(MEMORY_PASS_PAUSE_MS);
-    }
-    rssLines = [
-      `  after start-up: ${startRss.toFixed(0)} MiB; with ${ten.length} principals of ${size(main10k)} recalled ${MEMORY_PASSES} times each: ` +
-        `${(await rssMiB(memory.child.pid!, "now")).toFixed(0)} MiB now, ${(await rssMiB(memory.child.pid!)).toFixed(0)} MiB peak (VmHWM)`,
-      `  the main run's sidecar (every scenario above, 1k to 100k principals): ${peakRss.toFixed(0)} MiB peak`,
-    ];
-  } finally {
-    memoryClient.close();
-    await memory.stop();
-  }
+  // 2. Memory: a fresh sidecar with ten 10k principals loaded.
+  const rssLines = [
+    ...(options.memory
+      ? [await memoryFigure(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, [main10k, ...others10k], size(main10k), options.seed, checks)]
+      : []),
+    `  the main run's sidecar (every scenario above, 1k to 100k principals): ${peakRss.toFixed(0)} MiB peak`,
+  ];
 
   // 3. The embedded store: one principal of 50k beliefs.
   let embeddedLines: string[] = [];

@@ -14,9 +14,14 @@ export interface SidecarProcess {
   tail(): string;
 }
 
-/** Starts `recall serve` with `env` (a PostgreSQL URL or a PGlite data directory) and waits for its "listening" line. */
-export async function startSidecar(env: Record<string, string>): Promise<SidecarProcess> {
-  const child = spawn(process.execPath, [CLI, "serve"], {
+/**
+ * Starts `recall serve` with `env` (a PostgreSQL URL or a PGlite data
+ * directory) and waits for its "listening" line. With `cpuProfileDir`, node
+ * writes a CPU profile of the sidecar there when it stops.
+ */
+export async function startSidecar(env: Record<string, string>, cpuProfileDir?: string): Promise<SidecarProcess> {
+  const nodeArgs = cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfileDir] : [];
+  const child = spawn(process.execPath, [...nodeArgs, CLI, "serve"], {
     env: { PATH: process.env.PATH ?? "", RECALL_HOST: "127.0.0.1", RECALL_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });

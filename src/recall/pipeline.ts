@@ -31,6 +31,7 @@ import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
 import { demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
+import { rankedCandidate, type RankedCandidate } from "./ranked-candidate.js";
 import { runArms } from "./run-arms.js";
 import { countTokens } from "./tokens.js";
 import { SEARCH_TOOL_ID } from "./search.js";
@@ -176,13 +177,9 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const ranked = fused.map((f) => {
     const belief = beliefs.get(f.beliefId)!;
     const carried = isCarried(belief, query.currentScope);
-    return {
-      ...belief,
-      arms: f.arms,
-      carried,
-      // A historical query ranks a belief with the lifecycle it had at as_of.
-      score: score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy),
-    };
+    // A historical query ranks a belief with the lifecycle it had at as_of.
+    const at = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy);
+    return rankedCandidate(belief, f.arms, carried, at);
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
   // The penalty's last part needs the first ranking: a near-duplicate of a higher-ranked item.
@@ -361,7 +358,7 @@ export function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
-function toRecalled(b: StoredBelief & { score: number; arms: string[]; carried: boolean }, line: RenderLine): RecalledBelief {
+function toRecalled(b: RankedCandidate, line: RenderLine): RecalledBelief {
   const blocked = line.withheld !== null;
   return {
     beliefId: b.beliefId,

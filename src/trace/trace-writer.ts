@@ -316,9 +316,12 @@ export class TraceWriter implements TraceRecorder {
 }
 
 const TIMED_OUT = Symbol("timed out");
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** `work`, or TIMED_OUT after `ms`; the timer is cleared either way, so it never keeps a stopping process alive. */
 async function raceTimeout<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  // setTimeout turns an unbounded (or over-long) delay into 1 ms: no bound means waiting for the work.
+  if (!(ms <= MAX_TIMER_MS)) return work;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
     timer = setTimeout(() => resolve(TIMED_OUT), ms);

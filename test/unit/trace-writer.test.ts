@@ -210,3 +210,20 @@ describe("TraceWriter", () => {
     expect(lines.find((l) => l.msg === "trace not recorded before shutdown: lost")).toMatchObject({ level: 50, traceId: lost.id, trace: { id: lost.id } });
   });
 });
+
+describe("TraceWriter.settle without a deadline", () => {
+  it("waits for the write however long it takes", async () => {
+    let finish: () => void = () => {};
+    const sink: TraceSink = { recordBatch: (batch) => new Promise((resolve) => (finish = () => resolve(new Set(batch.map((b) => b.trace.id))))) };
+    const writer = traceWriter(sink, capturingLogger().logger);
+    const t = recallTrace();
+    await writer.record(P, t);
+    let settled = false;
+    const settling = writer.settle(P, () => true).then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(settled).toBe(false);
+    finish();
+    await settling;
+    expect(writer.pending(P, t.id)).toBeUndefined();
+  });
+});

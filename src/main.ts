@@ -44,6 +44,8 @@ import { SemanticStore } from "./store/semantic-store.js";
 
 /** Attempts before a trace failing for a non-transient reason is dropped (logged). */
 const TRACE_WRITE_MAX_ATTEMPTS = 10;
+/** Traces per batch write: one statement of a few hundred rows stays well under any parameter or packet limit. */
+const TRACE_BATCH_MAX = 200;
 /** Sweep batches per run: bounds one run; the next run continues. */
 const SWEEP_MAX_BATCHES = 20;
 /** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
@@ -79,7 +81,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
-  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store;
+  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
   const traces = new TraceWriter(
     traceSink,
     {
@@ -87,10 +89,11 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       queueMax: config.traces.retryQueueMax,
       retryIntervalMs: config.traces.retryIntervalMs,
       maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
+      flushDelayMs: config.traces.flushMs,
+      batchMax: TRACE_BATCH_MAX,
     },
     logger,
   );
-  traces.start();
   const { semantic, backfill } = startSemantic(config, store, logger);
 
   const handler = connectNodeAdapter({
@@ -125,7 +128,6 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
-        onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
         ...(semantic ? { semantic } : {}),
       });
       router.service(MemoryService, memory);

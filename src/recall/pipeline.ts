@@ -16,6 +16,7 @@ import { renderCorrections } from "../moments/recall-delta.js";
 import { assembleSnapshot, snapshotCacheKey } from "../moments/snapshot.js";
 import type { SnapshotCache } from "../moments/snapshot-cache.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
+import type { CandidateRouter } from "./candidate-source.js";
 import { assemble } from "./assemble.js";
 import type { ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
@@ -61,6 +62,8 @@ export interface PipelineDeps {
   traceRetentionHours: number;
   /** Where the principal's head (the snapshot watermark) is read: a HeadTracker, or the store itself. */
   heads: { head(p: Principal): Promise<StoreHead> };
+  /** Where the arms read: the principal index when it holds the principal; absent means the SQL source. */
+  candidates?: CandidateRouter;
   snapshotCache?: SnapshotCache<CachedSnapshot>;
   onArmError?: (arm: string, error: unknown) => void;
   /** A trace write that failed after the answer was sent (cache hits record their trace after replying). */
@@ -105,7 +108,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const cached = cacheKey !== null ? deps.snapshotCache!.get(cacheKey) : undefined;
   if (cached) return fromCache(deps, run, cached, now);
 
-  const subjectGroups = await store.expandSubjectsEach(run.principal, query.subjects);
+  const source = deps.candidates ? await deps.candidates.sourceFor(run.principal, head) : store.candidates;
+  const subjectGroups = await source.expandSubjectsEach(run.principal, query.subjects);
   // Every name of every named subject (alias-expanded); the groups also serve the escalation check.
   const namedSubjects = [...new Set([...subjectGroups.values()].flat())].sort();
   // Ranking and rendering are pinned to as_of: the query's, or else the time
@@ -129,7 +133,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const deltaAfter = run.kind === "in_turn" && ctx.snapshotWatermark !== null ? ctx.snapshotWatermark : null;
   const arms: RecallArm[] = [
     structuredArm(
-      store,
+      source,
       filter,
       {
         subjects: namedSubjects,
@@ -139,9 +143,9 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       },
       policy.candidateCap,
     ),
-    lexicalArm(store, filter, query.text, namedSubjects, policy),
+    lexicalArm(source, filter, query.text, namedSubjects, policy),
   ];
-  if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
+  if (deltaAfter !== null) arms.push(deltaArm(source, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
   if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
@@ -155,7 +159,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   }
   // Corrections to the session's snapshot: looked up after the arms, never dropped for budget.
   const corrections: Correction[] =
-    deltaAfter !== null && ctx.sessionId !== "" ? await store.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now) : [];
+    deltaAfter !== null && ctx.sessionId !== "" ? await source.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now) : [];
 
   // 4. Fuse.
   const beliefs = new Map<string, StoredBelief>();

@@ -1,0 +1,81 @@
+import type { ArmCandidate, LexicalQuery } from "../recall/candidate-source.js";
+import type { IndexedBelief } from "./loading.js";
+import { roundLikePostgres } from "./pg-numeric.js";
+import type { Postings } from "./postings.js";
+
+/**
+ * The lexical arm's BM25F over the index, step for step as the SQL arm
+ * computes it (store/sql-candidates.ts lexicalCandidates), so both give the
+ * same candidates and the same scores:
+ *  1. matched: eligible beliefs holding any query lexeme;
+ *  2. idf per lexeme from its document frequency among the matched;
+ *  3. the prescoreCap matches with the highest summed idf (rounded to 12
+ *     places as numeric, ties by id) are scored exactly;
+ *  4. BM25F with per-field weights on tf and length, collection totals over
+ *     all of the principal's beliefs; named-subject and date boosts; rounded.
+ * The float operations are written in the SQL's order.
+ */
+export function lexicalScores(
+  postings: Postings,
+  lexemes: readonly string[],
+  eligible: (b: IndexedBelief) => boolean,
+  q: LexicalQuery,
+  cap: number,
+): ArmCandidate[] {
+  const s = q.scoring;
+  const w = [s.fieldWeights.subject, s.fieldWeights.statement, s.fieldWeights.source, s.fieldWeights.neighbours] as const;
+  const { docs, lengths } = postings.totals;
+  const n = Math.max(docs, 1);
+  const avgdl = Math.max((lengths[0]! * w[0] + lengths[1]! * w[1] + lengths[2]! * w[2] + lengths[3]! * w[3]) / Math.max(docs, 1), 1e-9);
+
+  // 1-2. Matches and document frequencies, eligibility first.
+  const matchedLexemes = new Map<IndexedBelief, string[]>();
+  const idf = new Map<string, number>();
+  for (const lexeme of lexemes) {
+    let df = 0;
+    for (const b of postings.get(lexeme) ?? []) {
+      if (!eligible(b)) continue;
+      df += 1;
+      const held = matchedLexemes.get(b);
+      if (held) held.push(lexeme);
+      else matchedLexemes.set(b, [lexeme]);
+    }
+    if (df > 0) idf.set(lexeme, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+  }
+
+  // 3. Prescore by summed idf.
+  const pre = [...matchedLexemes]
+    .map(([b, held]) => ({ b, prescore: roundLikePostgres(held.reduce((sum, l) => sum + idf.get(l)!, 0), 12) }))
+    .sort((x, y) => y.prescore - x.prescore || compareIds(x.b.belief.beliefId, y.b.belief.beliefId))
+    .slice(0, s.prescoreCap);
+
+  // 4. Exact BM25F, boosts, rounding.
+  const names = new Set(q.names);
+  const dateNamed = q.dates.years.length > 0 || q.dates.months.length > 0;
+  const scored = pre.map(({ b }) => {
+    const dl = b.lengths[0] * w[0] + b.lengths[1] * w[1] + b.lengths[2] * w[2] + b.lengths[3] * w[3];
+    let bm25 = 0;
+    for (const t of b.terms) {
+      const termIdf = idf.get(t.lexeme);
+      if (termIdf === undefined) continue;
+      let tf = 0;
+      for (const label of t.labels) tf += label === "A" ? w[0] : label === "B" ? w[1] : label === "C" ? w[2] : w[3];
+      bm25 += (termIdf * tf * (s.k1 + 1)) / (tf + s.k1 * (1 - s.b + (s.b * dl) / avgdl));
+    }
+    const named = names.has(b.subjectKey) ? s.namedSubjectBoost : 1;
+    const dated = dateNamed && dateMatches(b.belief.validFrom, q.dates) ? s.dateBoost : 1;
+    return { belief: b.belief, armScore: roundLikePostgres(bm25 * named * dated, 12) };
+  });
+  return scored.sort((x, y) => y.armScore - x.armScore || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, cap);
+}
+
+function dateMatches(validFrom: Date, dates: LexicalQuery["dates"]): boolean {
+  const yearOk = dates.years.length === 0 || dates.years.includes(validFrom.getUTCFullYear());
+  const monthOk = dates.months.length === 0 || dates.months.includes(validFrom.getUTCMonth() + 1);
+  return yearOk && monthOk;
+}
+
+/** uuid order as PostgreSQL sorts it: the lower-case hex text's order. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

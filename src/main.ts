@@ -29,6 +29,7 @@ import { withBreaker } from "./embed/embedder-breaker.js";
 import { EmbeddingBackfill } from "./embed/embedding-backfill.js";
 import type { SemanticSearch } from "./recall/arms/semantic.js";
 import { SemanticStore } from "./store/semantic-store.js";
+import { PrincipalIndexes } from "./principal-index/principal-indexes.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
@@ -64,6 +65,11 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   const heads = new HeadTracker(store);
   await heads.start();
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
+  const indexes = new PrincipalIndexes(store, {
+    ...config.principalIndex,
+    onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
+  });
+  await indexes.start();
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
@@ -91,7 +97,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     // requests are still accepted.
     compressMinBytes: Number.MAX_SAFE_INTEGER,
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
-    fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
+    fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size, principalIndex: indexes.stats })),
     interceptors: [requestLogInterceptor(logger), identityInterceptor()],
     routes(router) {
       const memory = memoryService({
@@ -106,6 +112,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
+        candidates: indexes,
         onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
         ...(semantic ? { semantic } : {}),
       });
@@ -117,9 +124,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           store,
           clock,
           traces,
-          afterWrite: (p) => {
+          afterWrite: async (p, beliefIds) => {
             heads.forget(p);
             backfill?.wake(p);
+            await indexes.refresh(p, beliefIds);
           },
         }));
       registerHealth(router, health);
@@ -195,7 +203,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
         // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
-        await Promise.race([heads.stop(), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+        await Promise.race([Promise.all([heads.stop(), indexes.stop()]), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
         await store.db.close();
         logger.info("recall sidecar stopped");
       })();

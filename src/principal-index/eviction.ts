@@ -46,6 +46,10 @@ export class ByteLru<V extends { readonly bytes: number }> {
     return sum;
   }
 
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
   values(): IterableIterator<V> {
     return this.entries.values();
   }

@@ -1,6 +1,7 @@
 import type { Principal } from "../domain/model.js";
 import type { CandidateRouter, CandidateSource } from "../recall/candidate-source.js";
 import type { SqlClient } from "../store/sql-client.js";
+import { listenForRowChanges } from "./change-feed.js";
 import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
 import { emptyIndexStats, type IndexStats } from "./index-stats.js";
@@ -17,11 +18,16 @@ export interface PrincipalIndexOptions {
    * notification cannot serve stale memory for longer.
    */
   headCheckMs: number;
+  /** How long after a principal's first unindexed recall its load starts (default LOAD_DELAY_MS). */
+  loadDelayMs?: number;
   /** After a failed load, the principal is not retried for this long. */
   retryAfterMs?: number;
   clock?: () => number;
   onLoadError?: (p: Principal, error: unknown) => void;
 }
+
+/** See scheduleLoad. */
+const LOAD_DELAY_MS = 250;
 
 interface Entry {
   index: PrincipalIndex;
@@ -42,6 +48,7 @@ export class PrincipalIndexes implements CandidateRouter {
   readonly stats: IndexStats;
   private readonly lru: ByteLru<Entry>;
   private readonly loading = new Map<string, Promise<void>>();
+  private readonly scheduled = new Set<string>();
   private readonly failedAt = new Map<string, number>();
   /** Bumped per principal by drop(): a load that started before cannot install what it read. */
   private readonly generations = new Map<string, number>();
@@ -60,6 +67,26 @@ export class PrincipalIndexes implements CandidateRouter {
     this.lookups = { lexemes: lexemeLookup(store.db), snapshotReturned: (p, s) => snapshotReturned(store.db, p, s) };
   }
 
+  private unlisten: (() => Promise<void>) | undefined;
+
+  /** Follows row changes the head does not announce (feedback, erasure), from every sidecar. */
+  async start(): Promise<void> {
+    if (!this.enabled) return;
+    this.unlisten = await listenForRowChanges(this.store.db, {
+      onRows: (p, ids) => {
+        if (ids === null) this.drop(p);
+        else void this.refresh(p, ids);
+      },
+      // Missed notifications cannot be told apart: start again from the store.
+      onReconnect: () => this.dropAll(),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.unlisten?.().catch(() => {});
+    this.unlisten = undefined;
+  }
+
   get enabled(): boolean {
     return this.options.maxBytes > 0;
   }
@@ -69,7 +96,7 @@ export class PrincipalIndexes implements CandidateRouter {
     const entry = this.enabled ? this.lru.get(key) : undefined;
     if (!entry) {
       this.stats.sqlFallbacks += 1;
-      if (this.enabled) void this.loadInBackground(p);
+      if (this.enabled) this.scheduleLoad(p);
       return this.store.candidates;
     }
     let target = head.position;
@@ -136,6 +163,28 @@ export class PrincipalIndexes implements CandidateRouter {
     this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
     this.lru.delete(key);
     this.refreshGauges();
+  }
+
+  dropAll(): void {
+    for (const key of [...this.lru.keys()]) {
+      const [tenantId, principalId] = JSON.parse(key) as [string, string];
+      this.drop({ tenantId, principalId });
+    }
+  }
+
+  /**
+   * A principal's first recall usually comes in a burst (the snapshot, then
+   * the first turns): the load starts a moment later so it does not compete
+   * with them for the pool's connections.
+   */
+  private scheduleLoad(p: Principal): void {
+    const key = keyOf(p);
+    if (this.scheduled.has(key) || this.loading.has(key)) return;
+    this.scheduled.add(key);
+    setTimeout(() => {
+      this.scheduled.delete(key);
+      void this.loadInBackground(p);
+    }, this.options.loadDelayMs ?? LOAD_DELAY_MS).unref();
   }
 
   private async loadInBackground(p: Principal): Promise<void> {

@@ -10,6 +10,14 @@ import { refreshSourceContext } from "./source-context.js";
 export const HEAD_CHANNEL = "recall_head";
 
 /**
+ * NOTIFY channel carrying [tenant, principal, belief ids | null] when rows
+ * change without the head moving (feedback changes utility) or disappear:
+ * null means "any of the principal's rows". In-process indexes re-read the
+ * ids, or drop the principal's index on null (principal-index/change-feed.ts).
+ */
+export const ROWS_CHANNEL = "recall_rows_changed";
+
+/**
  * The write side: every statement that changes memory. Each write runs in
  * one transaction that locks the principal's head row, and moves the head
  * (and NOTIFYs it) only when something changed.
@@ -170,6 +178,14 @@ export class BeliefWrites {
            WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = $3`,
           [p.tenantId, p.principalId, traceId, promoted],
         );
+      }
+      if (recorded > 0) {
+        await tx.query("SELECT pg_notify($1, json_build_array($2::text, $3::text, $4::text[])::text)", [
+          ROWS_CHANNEL,
+          p.tenantId,
+          p.principalId,
+          [...new Set(beliefIds)],
+        ]);
       }
       return { recorded };
     });

@@ -1,11 +1,11 @@
 import type { Principal, RecallTrace } from "../domain/model.js";
-import { BeliefWrites, HEAD_CHANNEL } from "./belief-writes.js";
+import { BeliefWrites, HEAD_CHANNEL, ROWS_CHANNEL } from "./belief-writes.js";
 import type { SqlClient } from "./sql-client.js";
 import { SqlCandidateSource } from "./sql-candidates.js";
 import { StoreReports, type EpisodeQuery, type SnapshotReportRow } from "./store-reports.js";
 import { TraceStore } from "./trace-store.js";
 
-export { HEAD_CHANNEL, type EpisodeQuery, type SnapshotReportRow };
+export { HEAD_CHANNEL, ROWS_CHANNEL, type EpisodeQuery, type SnapshotReportRow };
 export type { ArmCandidate, LexicalQuery, LexicalScoring, StructuredAnchors } from "../recall/candidate-source.js";
 
 /** Rows written between two statistics refreshes of the embedded store. */

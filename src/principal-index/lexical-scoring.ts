@@ -28,31 +28,38 @@ export function lexicalScores(
   const n = Math.max(docs, 1);
   const avgdl = Math.max((lengths[0]! * w[0] + lengths[1]! * w[1] + lengths[2]! * w[2] + lengths[3]! * w[3]) / Math.max(docs, 1), 1e-9);
 
-  // 1-2. Matches and document frequencies, eligibility first.
-  const matchedLexemes = new Map<IndexedBelief, string[]>();
+  // 1-2. Matches and document frequencies, eligibility first, judged once per belief. Lexemes in
+  // tsvector order, the order PostgreSQL adds them in (float sums depend on it).
+  const pass = ++passes;
+  const matched: IndexedBelief[] = [];
   const idf = new Map<string, number>();
-  for (const lexeme of lexemes) {
+  for (const lexeme of [...new Set(lexemes)].sort(compareLexemes)) {
+    const list = postings.get(lexeme);
+    if (!list) continue;
     let df = 0;
-    for (const b of postings.get(lexeme) ?? []) {
-      if (!eligible(b)) continue;
-      df += 1;
-      const held = matchedLexemes.get(b);
-      if (held) held.push(lexeme);
-      else matchedLexemes.set(b, [lexeme]);
+    for (const b of list) {
+      const s = b.scratch;
+      if (s.pass !== pass) {
+        s.pass = pass;
+        s.eligible = eligible(b);
+        s.prescore = 0;
+        if (s.eligible) matched.push(b);
+      }
+      if (s.eligible) df += 1;
     }
-    if (df > 0) idf.set(lexeme, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+    if (df === 0) continue;
+    const termIdf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    idf.set(lexeme, termIdf);
+    for (const b of list) if (b.scratch.eligible) b.scratch.prescore += termIdf;
   }
 
-  // 3. Prescore by summed idf.
-  const pre = [...matchedLexemes]
-    .map(([b, held]) => ({ b, prescore: roundLikePostgres(held.reduce((sum, l) => sum + idf.get(l)!, 0), 12) }))
-    .sort((x, y) => y.prescore - x.prescore || compareIds(x.b.belief.beliefId, y.b.belief.beliefId))
-    .slice(0, s.prescoreCap);
+  // 3. Prescore by summed idf, compared as the rounded numeric the SQL orders by.
+  const pre = matched.sort((x, y) => compareRounded(y.scratch.prescore, x.scratch.prescore) || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, s.prescoreCap);
 
   // 4. Exact BM25F, boosts, rounding.
   const names = new Set(q.names);
   const dateNamed = q.dates.years.length > 0 || q.dates.months.length > 0;
-  const scored = pre.map(({ b }) => {
+  const scored = pre.map((b) => {
     const dl = b.lengths[0] * w[0] + b.lengths[1] * w[1] + b.lengths[2] * w[2] + b.lengths[3] * w[3];
     let bm25 = 0;
     for (const t of b.terms) {
@@ -73,6 +80,25 @@ function dateMatches(validFrom: Date, dates: LexicalQuery["dates"]): boolean {
   const yearOk = dates.years.length === 0 || dates.years.includes(validFrom.getUTCFullYear());
   const monthOk = dates.months.length === 0 || dates.months.includes(validFrom.getUTCMonth() + 1);
   return yearOk && monthOk;
+}
+
+/** Scoring passes so far: a belief's scratch belongs to the pass that stamped it (scoring is synchronous). */
+let passes = 0;
+
+/**
+ * a vs b as round(x::numeric, 12) would order them. Rounding is monotonic, so
+ * values apart by more than it can merge keep their order; only near-equal
+ * ones are rounded (it is the costly part) to see whether they tie.
+ */
+function compareRounded(a: number, b: number): number {
+  if (a === b) return 0;
+  if (Math.abs(a - b) > 1e-9 * Math.max(1, Math.abs(a))) return a - b;
+  return roundLikePostgres(a, 12) - roundLikePostgres(b, 12);
+}
+
+/** tsvector lexeme order: bytes (UTF-8), a prefix first. */
+function compareLexemes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
 
 /** uuid order as PostgreSQL sorts it: the lower-case hex text's order. */

@@ -25,6 +25,8 @@ export interface IndexedBelief {
   notTrueSinceUs: number | null;
   /** Latest rejection of any kind (a correction's "since" falls back to it). */
   lastRejectedAt: Date | null;
+  /** Working state of the one lexical scoring pass running (lexical-scoring.ts), so it allocates nothing per belief. */
+  scratch: { pass: number; eligible: boolean; prescore: number };
 }
 
 /** The principal's small tables and head, read in one statement. */
@@ -121,6 +123,7 @@ function indexedFromRow(r: Row): IndexedBelief {
     lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],
     notTrueSinceUs: r.not_true_us === null || r.not_true_us === undefined ? null : Number(r.not_true_us),
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
+    scratch: { pass: 0, eligible: false, prescore: 0 },
   };
 }
 

@@ -35,6 +35,7 @@ export class PrincipalIndex implements CandidateSource {
   private readonly beliefs = new Map<string, IndexedBelief>();
   private readonly postings = new Postings();
   private readonly bySubject = new Map<string, Set<IndexedBelief>>();
+  private readonly byType = new Map<string, Set<IndexedBelief>>();
   /** Sorted distinct subject keys, for the misspelt-name prefix search; rebuilt lazily. */
   private subjectKeys: string[] | null = null;
   /** Old belief id → beliefs naming it in their supersedes. */
@@ -78,6 +79,9 @@ export class PrincipalIndex implements CandidateSource {
         this.subjectKeys = null;
       }
       group.add(next);
+      let typed = this.byType.get(next.belief.beliefType);
+      if (!typed) this.byType.set(next.belief.beliefType, (typed = new Set()));
+      typed.add(next);
       for (const oldId of next.belief.supersedes) {
         let set = this.successors.get(oldId);
         if (!set) this.successors.set(oldId, (set = new Set()));
@@ -103,6 +107,7 @@ export class PrincipalIndex implements CandidateSource {
       this.bySubject.delete(old.subjectKey);
       this.subjectKeys = null;
     }
+    this.byType.get(old.belief.beliefType)?.delete(old);
     for (const oldId of old.belief.supersedes) this.successors.get(oldId)?.delete(old.belief.beliefId);
     this.beliefBytes -= indexedBytes(old);
   }
@@ -139,7 +144,7 @@ export class PrincipalIndex implements CandidateSource {
     const owned = anchors.owned ?? null;
     const anchored = subjects.size > 0 || types.size > 0 || owned !== null;
     const out: ArmCandidate[] = [];
-    for (const ib of this.beliefs.values()) {
+    for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) {
       if (!eligible(ib)) continue;
       const b = ib.belief;
       const subject = subjects.has(ib.subjectKey);
@@ -160,6 +165,14 @@ export class PrincipalIndex implements CandidateSource {
         compareIds(x.belief.beliefId, y.belief.beliefId),
     );
     return out.slice(0, cap);
+  }
+
+  /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match. */
+  private anchoredBeliefs(subjects: ReadonlySet<string>, types: readonly string[]): Set<IndexedBelief> {
+    const out = new Set<IndexedBelief>();
+    for (const s of subjects) for (const b of this.bySubject.get(s) ?? []) out.add(b);
+    for (const t of types) for (const b of this.byType.get(t) ?? []) out.add(b);
+    return out;
   }
 
   async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number): Promise<ArmCandidate[]> {

@@ -13,7 +13,11 @@ export function roundLikePostgres(x: number, scale: number): number {
   // The decimal point sits after `point` of `digits` (it may be outside them).
   const point = whole.length + Number(exponent ?? 0);
   const keep = point + scale;
-  if (keep >= digits.length) return x;
+  // Nothing to round off: the value is its 15 significant digits.
+  if (keep >= digits.length) {
+    const value = Number(`${digits}e${point - digits.length}`);
+    return negative ? -value : value;
+  }
   if (keep <= 0) {
     const rounded = keep === 0 && Number(digits[0]) >= 5 ? 10 ** -scale : 0;
     return negative ? -rounded : rounded;

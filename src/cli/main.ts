@@ -12,7 +12,8 @@ import { runTrace } from "./trace.js";
 const USAGE = `usage: recall <command> [options]
 
 commands:
-  serve                          start the sidecar (configured by RECALL_* environment variables)
+  serve [--ephemeral]            start the sidecar (configured by RECALL_* environment variables);
+                                 --ephemeral: an empty in-memory store (as RECALL_DATA_DIR=memory://)
   demo [--once]                  start on the embedded store, load demo memories, show a snapshot and an
                                  in-turn recall over gRPC; keeps serving unless --once
   import FILE.jsonl --tenant T --principal P
@@ -46,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   switch (command) {
     case "serve":
-      return runServe(config);
+      return runServe(config, args);
     case "demo":
       return runDemo(config, { once: args.includes("--once") });
     case "import":

@@ -4,6 +4,7 @@ import type { Logger } from "../logger.js";
 import { MemoryStore } from "./memory-store.js";
 import { loadMigrations, migrate } from "./migrate.js";
 import { createPgliteClient, openPglite } from "./pglite-client.js";
+import { EPHEMERAL_DATA_DIR, openEphemeralPglite } from "./pglite-template.js";
 import { createPostgresClient } from "./postgres-client.js";
 import { enableSemantic } from "./semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
@@ -15,8 +16,14 @@ import type { SqlClient } from "./sql-client.js";
  */
 export async function openStore(config: Config["store"], logger: Logger, options: { semantic?: boolean } = {}): Promise<MemoryStore> {
   let client: SqlClient;
+  let fromTemplate: boolean | undefined;
   if (config.kind === "postgres") {
     client = createPostgresClient(config.url, config.poolMax);
+  } else if (config.dataDir === EPHEMERAL_DATA_DIR) {
+    const ephemeral = await openEphemeralPglite({ vector: options.semantic ?? false });
+    client = createPgliteClient(ephemeral.db);
+    fromTemplate = ephemeral.fromTemplate;
+    if (!fromTemplate) logger.warn("no PGlite template (run npm run build): the ephemeral store is created and migrated at start");
   } else {
     await mkdir(config.dataDir, { recursive: true });
     client = createPgliteClient(await openPglite(config.dataDir, { vector: options.semantic ?? false }));
@@ -24,7 +31,7 @@ export async function openStore(config: Config["store"], logger: Logger, options
   try {
     const applied = await migrate(client, await loadMigrations());
     if (options.semantic) await enableSemantic(client);
-    logger.info({ store: config.kind, applied, semantic: options.semantic ?? false }, "store ready");
+    logger.info({ store: config.kind, applied, semantic: options.semantic ?? false, fromTemplate }, "store ready");
   } catch (error) {
     await client.close().catch(() => {});
     throw error;

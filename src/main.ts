@@ -17,7 +17,7 @@ import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
 import { HeadTracker } from "./moments/head-tracker.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
-import { cachedSnapshotBytes } from "./moments/snapshot.js";
+import { cachedSnapshotBytes, snapshotKeyPrefix } from "./moments/snapshot.js";
 import type { CachedSnapshot } from "./recall/pipeline.js";
 import { metricsEndpoint } from "./server/metrics.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
@@ -64,6 +64,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   const heads = new HeadTracker(store);
   await heads.start();
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
+  // An erased principal's snapshots leave memory at once, whichever sidecar erased it.
+  heads.onErased((p) => snapshotCache.deleteByPrefix(snapshotKeyPrefix(p)));
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
@@ -121,6 +123,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
             heads.forget(p);
             backfill?.wake(p);
           },
+          afterErase: (p, position) => heads.erased(p, position),
         }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);

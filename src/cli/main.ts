@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig } from "../config.js";
 import { runDemo } from "./demo.js";
+import { runErase } from "./erase.js";
 import { runEval } from "./eval.js";
 import { runDeleteSession, runEvents, runHints, runPromotions, runSweep } from "./feedback.js";
 import { runHealth } from "./health.js";
@@ -35,6 +36,7 @@ commands:
   promotions                     carried beliefs the model cited (promotion candidates)
   events [--all]                 the memory.recalled outbox, unpublished events first
   sweep                          run the retention and uncited-utility sweeps once, to completion
+  erase --tenant T --principal P erase everything stored for the principal (ErasePrincipal), one transaction
 
 Commands that read or change a principal's data take --tenant T --principal P, or
 RECALL_TENANT_ID and RECALL_PRINCIPAL_ID; they open the configured store directly (stop a
@@ -70,6 +72,8 @@ async function main(argv: string[]): Promise<number> {
       return runEvents(config, args);
     case "sweep":
       return runSweep(config, args);
+    case "erase":
+      return runErase(config, args);
     case undefined:
     case "help":
     case "--help":

@@ -1,5 +1,13 @@
 import type { Principal } from "../domain/model.js";
+import { ERASED_MARKER } from "../store/erase-principal.js";
 import { HEAD_CHANNEL, type MemoryStore, type StoreHead } from "../store/memory-store.js";
+
+/**
+ * Told that a principal was erased: everything stored for it up to `position`
+ * was deleted (not superseded), so in-process state derived from it (cached
+ * snapshots, indexes) must be dropped rather than updated by a delta.
+ */
+export type ErasedListener = (p: Principal, position: number) => void;
 
 /**
  * Each principal's store head (the snapshot watermark), known in process.
@@ -14,6 +22,9 @@ export class HeadTracker {
   /** Bumped on every reset, so a load that started before it cannot store a stale head. */
   private generation = 0;
   private unlisten: (() => Promise<void>) | undefined;
+  private readonly erasedListeners = new Set<ErasedListener>();
+  /** The last erasure announced per principal, so this sidecar's own erase is announced once, not again by its NOTIFY. */
+  private readonly lastErased = new Map<string, number>();
 
   constructor(
     private readonly store: MemoryStore,
@@ -56,18 +67,43 @@ export class HeadTracker {
     this.heads.delete(keyOf(p.tenantId, p.principalId));
   }
 
+  /**
+   * Subscribes to erasures of any principal: this sidecar's own (at once) and,
+   * on PostgreSQL, other sidecars' (through the head NOTIFY, with the
+   * "erased" marker). Each erasure is announced once per position. Returns
+   * the unsubscribe function.
+   */
+  onErased(listener: ErasedListener): () => void {
+    this.erasedListeners.add(listener);
+    return () => this.erasedListeners.delete(listener);
+  }
+
+  /** An erasure through this sidecar: the head is forgotten (reloaded on next use) and listeners are told. */
+  erased(p: Principal, position: number): void {
+    this.forget(p);
+    const key = keyOf(p.tenantId, p.principalId);
+    if ((this.lastErased.get(key) ?? -1) >= position) return;
+    this.lastErased.set(key, position);
+    if (this.lastErased.size > this.maxPrincipals) this.lastErased.delete(this.lastErased.keys().next().value!);
+    for (const listener of this.erasedListeners) listener(p, position);
+  }
+
   get size(): number {
     return this.heads.size;
   }
 
   private onNotify(payload: string): void {
-    let parsed: [string, string, number, string];
+    let parsed: [string, string, number, string, string?];
     try {
-      parsed = JSON.parse(payload) as [string, string, number, string];
+      parsed = JSON.parse(payload) as [string, string, number, string, string?];
     } catch {
       return;
     }
-    const [tenantId, principalId, position, updatedAt] = parsed;
+    const [tenantId, principalId, position, updatedAt, marker] = parsed;
+    if (marker === ERASED_MARKER) {
+      this.erased({ tenantId, principalId }, position);
+      return;
+    }
     const key = keyOf(tenantId, principalId);
     const known = this.heads.get(key);
     // Only principals already asked about are tracked; others load on first use.

@@ -3,6 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   AppendEpisodesResponseSchema,
   DeleteSessionTracesResponseSchema,
+  ErasePrincipalResponseSchema,
   MemoryWriteService,
   PutBeliefsResponseSchema,
   PutSubjectAliasesResponseSchema,
@@ -12,9 +13,11 @@ import {
   SetPersonaEntryResponseSchema,
 } from "../gen/memory/v1/write_service_pb.js";
 import type { Principal } from "../domain/model.js";
+import { erasePrincipal } from "../store/erase-principal.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { deleteSessionTraces } from "../trace/delete-session.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
+import { confirmedErasure } from "./erase-request.js";
 import { principalOf } from "./identity.js";
 import * as validate from "./validate.js";
 
@@ -24,8 +27,10 @@ export function writeService(deps: {
   clock: () => Date;
   /** Called after every write that may have moved the principal's head. */
   afterWrite?: (p: Principal) => void;
-  /** Queued traces of a deleted session are dropped, so no retry brings them back. */
-  traces?: Pick<TraceWriter, "forgetSession">;
+  /** Called after an erase, with the head position it moved to. */
+  afterErase?: (p: Principal, position: number) => void;
+  /** Queued traces of a deleted session or an erased principal are dropped, so no retry brings them back. */
+  traces?: Pick<TraceWriter, "forgetSession" | "forgetPrincipal">;
 }): ServiceImpl<typeof MemoryWriteService> {
   const { store } = deps;
   const wrote = <T>(p: Principal, result: T): T => {
@@ -76,6 +81,13 @@ export function writeService(deps: {
         citationsDeleted: deleted.citations,
         eventsDeleted: deleted.events,
       });
+    },
+    async erasePrincipal(req, ctx) {
+      const principal = confirmedErasure(req, principalOf(ctx));
+      await deps.traces?.forgetPrincipal(principal);
+      const { deleted, position } = await erasePrincipal(store.db, principal);
+      deps.afterErase?.(principal, position);
+      return create(ErasePrincipalResponseSchema, { deleted, storePosition: BigInt(position) });
     },
   };
 }

@@ -171,12 +171,21 @@ export class TraceWriter implements TraceRecorder {
    * the delete that follows sees them.
    */
   async forgetSession(principal: Principal, sessionId: string): Promise<number> {
+    return this.forgetWhere(principal, (s) => s === sessionId);
+  }
+
+  /** The same for every session of the principal: run before it is erased. */
+  async forgetPrincipal(principal: Principal): Promise<number> {
+    return this.forgetWhere(principal, () => true);
+  }
+
+  private async forgetWhere(principal: Principal, sessionMatches: (sessionId: string) => boolean): Promise<number> {
     const same = (p: Principal) => p.tenantId === principal.tenantId && p.principalId === principal.principalId;
-    await Promise.all([...this.slow.values()].filter((s) => same(s.principal) && s.sessionId === sessionId).map((s) => s.done));
+    await Promise.all([...this.slow.values()].filter((s) => same(s.principal) && sessionMatches(s.sessionId)).map((s) => s.done));
     let forgotten = 0;
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const item = this.queue[i]!;
-      if (same(item.principal) && item.trace.sessionId === sessionId) {
+      if (same(item.principal) && sessionMatches(item.trace.sessionId)) {
         this.queue.splice(i, 1);
         forgotten += 1;
       }

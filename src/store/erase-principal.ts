@@ -91,7 +91,8 @@ export async function erasePrincipal(db: SqlClient, p: Principal): Promise<Erasu
   });
 }
 
-async function existingTables(tx: SqlClient): Promise<Set<string>> {
+/** The tables of ERASED_TABLES in this schema (optional storage only where applied). */
+export async function existingTables(tx: SqlClient): Promise<Set<string>> {
   const optional = [...OPTIONAL_TABLES];
   const rows = await tx.query<{ name: string }>(
     `SELECT t AS name FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL`,

@@ -107,7 +107,7 @@ export class HeadTracker {
     const key = keyOf(tenantId, principalId);
     const known = this.heads.get(key);
     // Only principals already asked about are tracked; others load on first use.
-    if (known && position > known.position) this.remember(key, { position, updatedAt: new Date(updatedAt) });
+    if (known && position > known.position) this.remember(key, { position, updatedAt: new Date(updatedAt), erasedPosition: known.erasedPosition });
   }
 
   private remember(key: string, head: StoreHead): void {

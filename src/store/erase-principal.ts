@@ -73,7 +73,7 @@ export async function erasePrincipal(db: SqlClient, p: Principal): Promise<Erasu
       return { deleted, position: current };
     }
     const position = current + 1;
-    await tx.query(`UPDATE principal_heads SET position = $3, updated_at = now() WHERE tenant_id = $1 AND principal_id = $2`, [
+    await tx.query(`UPDATE principal_heads SET position = $3, erased_position = $3, updated_at = now() WHERE tenant_id = $1 AND principal_id = $2`, [
       p.tenantId,
       p.principalId,
       position,

@@ -56,7 +56,7 @@ export interface LocalSidecar {
 const CHILD = fileURLToPath(new URL("../../dist/testing/sidecar-child.js", import.meta.url));
 
 /** Log tail kept for error messages. */
-const LOG_TAIL = 16_000;
+const LOG_TAIL = 64_000;
 
 /**
  * Starts a sidecar process on a free port of 127.0.0.1, loads the fixtures,

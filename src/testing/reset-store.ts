@@ -14,7 +14,7 @@ export async function eraseEveryPrincipal(db: SqlClient): Promise<void> {
     const present = await existingTables(tx);
     for (const table of ERASED_TABLES) if (present.has(table)) await tx.exec(`DELETE FROM ${table}`);
     await tx.query(
-      `WITH moved AS (UPDATE principal_heads SET position = position + 1, updated_at = now() RETURNING tenant_id, principal_id, position, updated_at)
+      `WITH moved AS (UPDATE principal_heads SET position = position + 1, erased_position = position + 1, updated_at = now() RETURNING tenant_id, principal_id, position, updated_at)
        SELECT pg_notify($1, json_build_array(tenant_id, principal_id, position, updated_at, $2::text)::text) FROM moved`,
       [HEAD_CHANNEL, ERASED_MARKER],
     );

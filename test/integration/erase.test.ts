@@ -1,26 +1,18 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { connect, failure, grpc, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { beliefMsg, episodeMsg, newIdentity } from "../support/grpc-fixtures.js";
-import { CLI, startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { useSidecar } from "../support/local-sidecar.js";
+import { CLI, startSidecarProcess } from "../support/sidecar-process.js";
 import { freshPostgresDatabase } from "../support/stores.js";
 
 const run = promisify(execFile);
 
 /** ErasePrincipal over real gRPC, on both stores, and `recall erase`. */
 describe.each(["pglite", "postgres"] as const)("ErasePrincipal over gRPC (%s)", (kind) => {
-  let sidecar: SidecarProcess;
-  let c: Clients;
-  beforeAll(async () => {
-    sidecar = await startSidecarProcess(kind);
-    c = connect(sidecar.address);
-  });
-  afterAll(async () => {
-    c?.close();
-    expect(await sidecar?.stop()).toBe(0);
-  });
+  const { sidecar, c } = useSidecar(kind);
 
   const snapshot = async (me: Json) => {
     const events = await serverStream(c.memory, "Recall", { moment: "MOMENT_SNAPSHOT", session_id: "s-open", query: { current_scope: "veetbot" } }, me);

@@ -1,21 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
+import { describe, expect, it } from "vitest";
+import { serverStream, unary, type Json } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
-import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { useSidecar } from "../support/local-sidecar.js";
 
 /** The three retrieval moments over real gRPC, on both stores. */
 describe.each(["pglite", "postgres"] as const)("retrieval moments over gRPC (%s)", (kind) => {
-  let sidecar: SidecarProcess;
-  let c: Clients;
-  beforeAll(async () => {
-    sidecar = await startSidecarProcess(kind);
-    c = connect(sidecar.address);
-  });
-  afterAll(async () => {
-    c?.close();
-    expect(await sidecar?.stop()).toBe(0);
-  });
+  const { sidecar, c } = useSidecar(kind);
 
   const result = async (me: Json, request: Json) => {
     const events = await serverStream(c.memory, "Recall", request, me);

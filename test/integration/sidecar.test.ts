@@ -1,25 +1,15 @@
 import { createHash, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, failure, grpc, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
+import { describe, expect, it } from "vitest";
+import { failure, grpc, serverStream, unary, type Json } from "../support/grpc-client.js";
 import { beliefMsg, episodeMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
-import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { useSidecar } from "../support/local-sidecar.js";
 
 /**
  * The sidecar as a real process, called over real gRPC by @grpc/grpc-js,
  * on both stores. Every RPC is exercised, including health and reflection.
  */
 describe.each(["pglite", "postgres"] as const)("sidecar over gRPC (%s)", (kind) => {
-  let sidecar: SidecarProcess;
-  let c: Clients;
-
-  beforeAll(async () => {
-    sidecar = await startSidecarProcess(kind);
-    c = connect(sidecar.address);
-  });
-  afterAll(async () => {
-    c?.close();
-    expect(await sidecar?.stop()).toBe(0);
-  });
+  const { sidecar, c } = useSidecar(kind);
 
   const recall = (identity: Json, request: Json) => serverStream(c.memory, "Recall", request, identity);
   const resultOf = (events: Json[]) => events[events.length - 1]!.result as Json;

@@ -87,7 +87,8 @@ describe.each(STORE_KINDS)("erasure ($kind)", ({ open }) => {
       expect(erasure.position).toBe(headBefore + 1);
       expect(Object.values(await counts(s, a)).every((n) => n === 0)).toBe(true);
       // The head row stays, one position further: a cache keyed by an older position can never match again.
-      expect((await s.head(a)).position).toBe(headBefore + 1);
+      expect(await s.head(a)).toMatchObject({ position: headBefore + 1, erasedPosition: headBefore + 1 });
+      expect((await s.head(sameTenant)).erasedPosition).toBeNull();
       // Announced through the head channel with the marker, as another sidecar would hear it.
       await vi.waitFor(() => expect(announced).toEqual([[a, headBefore + 1]]), { timeout: 5000 });
     } finally {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,9 @@ import { median } from "./stats.js";
  * `npm run bench:startup`: cold start of `recall serve`, from process spawn to
  * the "listening" log line (written once the health status is SERVING), for
  * each kind of store. Not a test: it prints figures (the median of N starts,
- * and where the time went: until "store ready", and the rest).
+ * and where the time went: until "store ready", and the rest). It also reads
+ * the process's CPU time at SERVING from /proc (Linux), which a machine shared
+ * with other work inflates far less than the wall time.
  */
 
 const USAGE = `usage: npm run bench:startup -- [--starts N] [--database-url URL] [--only ephemeral,existing,fresh,postgres]
@@ -32,6 +34,16 @@ interface Start {
   storeReadyMs: number;
   /** Spawn to "recall sidecar listening" (SERVING). */
   servingMs: number;
+  /** User + system CPU time of the sidecar process until SERVING, all threads; NaN where /proc is missing. */
+  cpuMs: number;
+}
+
+/** utime + stime of a process from /proc/PID/stat, in ms (clock ticks of 10 ms). */
+async function cpuTimeMs(pid: number | undefined): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+  if (stat === null) return Number.NaN;
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function startOnce(env: Record<string, string>): Promise<Start> {
@@ -43,7 +55,7 @@ async function startOnce(env: Record<string, string>): Promise<Start> {
   });
   const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
   let log = "";
-  const result = await new Promise<Start>((resolve, reject) => {
+  const result = await new Promise<Omit<Start, "cpuMs">>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no SERVING within 60 s:\n${log}`)), 60_000);
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
       log += chunk;
@@ -56,9 +68,10 @@ async function startOnce(env: Record<string, string>): Promise<Start> {
     });
     void exited.then((code) => reject(new Error(`sidecar exited with ${code}:\n${log}`)));
   });
+  const cpuMs = await cpuTimeMs(child.pid);
   child.kill("SIGTERM");
   await exited;
-  return result;
+  return { ...result, cpuMs };
 }
 
 async function measure(kind: Kind, starts: number, adminUrl: string): Promise<Start[]> {
@@ -117,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const adminUrl = values["database-url"] ?? process.env.RECALL_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   process.stdout.write(`cold start, spawn to SERVING, median of ${starts}; node ${process.version}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}\n`);
-  process.stdout.write(`${"store".padEnd(24)} ${"serving ms".padStart(10)} ${"min".padStart(7)} ${"max".padStart(7)} ${"store ready ms".padStart(15)}\n`);
+  process.stdout.write(`${"store".padEnd(24)} ${"serving ms".padStart(10)} ${"min".padStart(7)} ${"max".padStart(7)} ${"store ready ms".padStart(15)} ${"cpu ms".padStart(7)}\n`);
   for (const kind of kinds) {
     const runs = await measure(kind, starts, adminUrl);
     const serving = runs.map((r) => r.servingMs);
@@ -127,6 +140,7 @@ async function main(argv: string[]): Promise<number> {
       Math.min(...serving).toFixed(0).padStart(7),
       Math.max(...serving).toFixed(0).padStart(7),
       median(runs.map((r) => r.storeReadyMs)).toFixed(0).padStart(15),
+      median(runs.map((r) => r.cpuMs)).toFixed(0).padStart(7),
     ];
     process.stdout.write(`${line.join(" ")}\n`);
   }

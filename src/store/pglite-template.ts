@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
-import { loadMigrations, migrate } from "./migrate.js";
+import { loadMigrations, migrate, type Migration } from "./migrate.js";
 import { createPgliteClient, openPglite, pgliteExtensions, pgliteVectorExtensions } from "./pglite-client.js";
 
 /**
@@ -16,12 +16,19 @@ export const EPHEMERAL_DATA_DIR = "memory://";
 
 /** Build output at the package root, found from src/store and dist/store alike. */
 export const PGLITE_TEMPLATE_PATH = fileURLToPath(new URL("../../dist/pglite-template.tar", import.meta.url));
+/** Beside it: the migrations the template holds, so a start can tell it needs none (JSON list of "0001_initial", …). */
+export const PGLITE_TEMPLATE_MANIFEST = fileURLToPath(new URL("../../dist/pglite-template.json", import.meta.url));
+
+/** A migration's name in the manifest. */
+export const migrationKey = (m: Migration) => `${String(m.version).padStart(4, "0")}_${m.name}`;
 
 /** A fresh in-memory database with every migration applied, dumped as an uncompressed tarball. */
-export async function buildPgliteTemplate(): Promise<Blob> {
+export async function buildPgliteTemplate(migrations?: Migration[]): Promise<Blob> {
   const db = await openPglite(undefined);
   try {
-    await migrate(createPgliteClient(db), await loadMigrations());
+    await migrate(createPgliteClient(db), migrations ?? (await loadMigrations()));
+    // A checkpoint first, so a database loaded from the dump has no WAL to replay at start.
+    await db.exec("CHECKPOINT");
     // Uncompressed: gunzip at every start would cost more than the larger file's read.
     return await db.dumpDataDir("none");
   } finally {
@@ -32,11 +39,15 @@ export async function buildPgliteTemplate(): Promise<Blob> {
 /**
  * An in-memory PGlite from the shipped template, or, where the template is
  * missing (a checkout that was never built), a fresh one: correct, only slow.
- * Migrations newer than the template are applied by openStore as usual.
+ * `migrations` lists what the template holds (null without a template): openStore
+ * skips the migration step when that is every migration, and applies newer ones otherwise.
  */
-export async function openEphemeralPglite(options: { vector?: boolean } = {}): Promise<{ db: PGlite; fromTemplate: boolean }> {
+export async function openEphemeralPglite(
+  options: { vector?: boolean } = {},
+): Promise<{ db: PGlite; fromTemplate: boolean; migrations: string[] | null }> {
   const extensions = options.vector ? pgliteVectorExtensions : pgliteExtensions;
   const template = await readFile(PGLITE_TEMPLATE_PATH).catch(() => null);
-  if (template === null) return { db: await openPglite(undefined, options), fromTemplate: false };
-  return { db: await PGlite.create({ loadDataDir: new Blob([template]), extensions }), fromTemplate: true };
+  if (template === null) return { db: await openPglite(undefined, options), fromTemplate: false, migrations: null };
+  const manifest = await readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null);
+  return { db: await PGlite.create({ loadDataDir: new Blob([template]), extensions }), fromTemplate: true, migrations: manifest };
 }

@@ -35,11 +35,12 @@ export async function startSidecarProcess(
   kind: "pglite" | "postgres",
   env: Record<string, string> = {},
   owned: OwnedStorage = {},
+  serveArgs: readonly string[] = [],
 ): Promise<SidecarProcess> {
   const dataDir = owned.dataDir ?? (await mkdtemp(join(tmpdir(), "recall-it-")));
   const database =
     kind !== "postgres" ? undefined : owned.databaseUrl ? { url: owned.databaseUrl, drop: async () => {} } : await freshPostgresDatabase();
-  const child = spawn(process.execPath, [CLI, "serve"], {
+  const child = spawn(process.execPath, [CLI, "serve", ...serveArgs], {
     env: {
       PATH: process.env.PATH ?? "",
       RECALL_PORT: "0",

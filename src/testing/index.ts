@@ -73,11 +73,12 @@ export async function startLocalSidecar(options: LocalSidecarOptions = {}): Prom
   const child = fork(CHILD, [], {
     env: {
       PATH: process.env.PATH ?? "",
-      RECALL_HOST: "127.0.0.1",
-      RECALL_PORT: String(options.port ?? 0),
       RECALL_LOG_LEVEL: "warn",
       RECALL_SHUTDOWN_GRACE_MS: "2000",
       ...options.env,
+      // Loopback only, whatever `env` says: the identity headers are trusted there.
+      RECALL_HOST: "127.0.0.1",
+      RECALL_PORT: String(options.port ?? 0),
       ...storeEnv(store),
     },
     stdio: ["ignore", "ignore", "pipe", "ipc"],

@@ -75,11 +75,12 @@ describe("client SDK", () => {
   });
 
   it("surfaces an arm abandoned at the deadline as a degraded, partial result", async () => {
-    const slow = await startLocalSidecar({ env: { RECALL_FAULT_ARM_DELAY: "lexical=5000" }, identity: { tenantId: "acme", principalId: "andy" } });
+    // The lexical arm starts 6 s late, far past the 3 s deadline, whose margin leaves a loaded machine room to answer.
+    const slow = await startLocalSidecar({ env: { RECALL_FAULT_ARM_DELAY: "lexical=6000" }, identity: { tenantId: "acme", principalId: "andy" } });
     try {
       await slow.client.raw.write.putBeliefs({ beliefs: [belief(CONCISE, "Andy prefers concise writing.")] });
-      const session = await slow.client.openSession({ scope: "veetbot" });
-      const turn = await session.recallForTurn({ turnId: "t", text: "concise writing", subjects: ["Andy"], deadlineMs: 1500 });
+      const session = { sessionId: "s-slow", scope: "veetbot", watermark: 0n };
+      const turn = await slow.client.recallForTurn(session, { turnId: "t", text: "concise writing", subjects: ["Andy"], deadlineMs: 3000 });
       expect(turn.degraded).toBe(true);
       expect(turn.armsDegraded).toEqual(["lexical"]);
       expect(turn.result.items.map((i) => i.beliefId)).toEqual([CONCISE]);

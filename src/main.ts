@@ -24,7 +24,7 @@ import { openNotificationClient } from "./store/notification-client.js";
 import { claimLease } from "./store/maintenance-lease.js";
 import { HeadTracker } from "./moments/head-tracker.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
-import { cachedSnapshotBytes } from "./moments/snapshot.js";
+import { cachedSnapshotBytes, snapshotKeyPrefix } from "./moments/snapshot.js";
 import type { CachedSnapshot } from "./recall/pipeline.js";
 import { metricsEndpoint } from "./server/metrics.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
@@ -83,6 +83,11 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
   });
   await indexes.start();
+  // An erased principal's snapshots and index leave memory at once, whichever sidecar erased it.
+  heads.onErased((p) => {
+    snapshotCache.deleteByPrefix(snapshotKeyPrefix(p));
+    indexes.drop(p);
+  });
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
@@ -150,6 +155,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
             backfill?.wake(p);
             await indexes.refresh(p, beliefIds);
           },
+          afterErase: (p, position) => heads.erased(p, position),
         }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);

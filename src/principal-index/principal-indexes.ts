@@ -44,6 +44,12 @@ interface Entry {
  * when it is loaded; otherwise the SQL source, while the index loads in the
  * background (the first call never waits for a load).
  */
+/** The head a recall saw: its position and, when known, the position of the principal's last erasure. */
+export interface HeadSeen {
+  position: number;
+  erasedPosition?: number | null;
+}
+
 export class PrincipalIndexes implements CandidateRouter {
   readonly stats: IndexStats;
   private readonly lru: ByteLru<Entry>;
@@ -56,7 +62,7 @@ export class PrincipalIndexes implements CandidateRouter {
   private readonly clock: () => number;
 
   constructor(
-    private readonly store: { readonly db: SqlClient; readonly candidates: CandidateSource; head(p: Principal): Promise<{ position: number }> },
+    private readonly store: { readonly db: SqlClient; readonly candidates: CandidateSource; head(p: Principal): Promise<HeadSeen> },
     private readonly options: PrincipalIndexOptions,
   ) {
     this.stats = emptyIndexStats(options.maxBytes);
@@ -91,18 +97,25 @@ export class PrincipalIndexes implements CandidateRouter {
     return this.options.maxBytes > 0;
   }
 
-  async sourceFor(p: Principal, head: { position: number }): Promise<CandidateSource> {
+  async sourceFor(p: Principal, head: HeadSeen): Promise<CandidateSource> {
     const key = keyOf(p);
-    const entry = this.enabled ? this.lru.get(key) : undefined;
+    let entry = this.enabled ? this.lru.get(key) : undefined;
+    let target = head.position;
+    if (entry && this.clock() - entry.verifiedAt > this.options.headCheckMs) {
+      this.stats.headChecks += 1;
+      const stored = await this.store.head(p);
+      target = Math.max(target, stored.position);
+      head = { position: target, erasedPosition: Math.max(head.erasedPosition ?? 0, stored.erasedPosition ?? 0) };
+    }
+    // An erasure deleted rows: no delta above the index's position can say so, so the index is rebuilt.
+    if (entry && (head.erasedPosition ?? 0) > entry.index.position) {
+      this.drop(p);
+      entry = undefined;
+    }
     if (!entry) {
       this.stats.sqlFallbacks += 1;
       if (this.enabled) this.scheduleLoad(p);
       return this.store.candidates;
-    }
-    let target = head.position;
-    if (this.clock() - entry.verifiedAt > this.options.headCheckMs) {
-      this.stats.headChecks += 1;
-      target = Math.max(target, (await this.store.head(p)).position);
     }
     if (entry.index.position < target) await this.update(key, entry, target, []);
     entry.verifiedAt = this.clock();

@@ -92,5 +92,5 @@ export const AUTHORITY_ORDER: Readonly<Record<StoredBelief["authority"], number>
  * (brought up to that head first), otherwise the SQL source.
  */
 export interface CandidateRouter {
-  sourceFor(p: Principal, head: { position: number }): Promise<CandidateSource>;
+  sourceFor(p: Principal, head: { position: number; erasedPosition?: number | null }): Promise<CandidateSource>;
 }

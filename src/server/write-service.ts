@@ -3,6 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   AppendEpisodesResponseSchema,
   DeleteSessionTracesResponseSchema,
+  ErasePrincipalResponseSchema,
   MemoryWriteService,
   PutBeliefsResponseSchema,
   PutSubjectAliasesResponseSchema,
@@ -12,9 +13,11 @@ import {
   SetPersonaEntryResponseSchema,
 } from "../gen/memory/v1/write_service_pb.js";
 import type { Principal } from "../domain/model.js";
+import { erasePrincipal } from "../store/erase-principal.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { deleteSessionTraces } from "../trace/delete-session.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
+import { confirmedErasure } from "./erase-request.js";
 import { principalOf } from "./identity.js";
 import * as validate from "./validate.js";
 
@@ -31,8 +34,10 @@ export function writeService(deps: {
    * first). `beliefIds`: rows changed without moving the head (citations).
    */
   afterWrite?: (p: Principal, beliefIds?: readonly string[]) => void | Promise<void>;
-  /** Queued traces of a deleted session are dropped, so no retry brings them back; a cited trace still queued is written first. */
-  traces?: Pick<TraceWriter, "forgetSession" | "settle">;
+  /** Called after an erase, with the head position it moved to. */
+  afterErase?: (p: Principal, position: number) => void;
+  /** Queued traces of a deleted session or an erased principal are dropped, so no retry brings them back; a cited trace still queued is written first. */
+  traces?: Pick<TraceWriter, "forgetSession" | "settle" | "forgetPrincipal">;
 }): ServiceImpl<typeof MemoryWriteService> {
   const { store } = deps;
   const wrote = async <T>(p: Principal, result: T, beliefIds?: readonly string[]): Promise<T> => {
@@ -84,6 +89,13 @@ export function writeService(deps: {
         citationsDeleted: deleted.citations,
         eventsDeleted: deleted.events,
       });
+    },
+    async erasePrincipal(req, ctx) {
+      const principal = confirmedErasure(req, principalOf(ctx));
+      await deps.traces?.forgetPrincipal(principal);
+      const { deleted, position } = await erasePrincipal(store.db, principal);
+      deps.afterErase?.(principal, position);
+      return create(ErasePrincipalResponseSchema, { deleted, storePosition: BigInt(position) });
     },
   };
 }

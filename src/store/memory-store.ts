@@ -14,6 +14,8 @@ const ANALYZE_EVERY = 2000;
 export interface StoreHead {
   position: number;
   updatedAt: Date | null;
+  /** The position the principal's last erasure moved the head to; null if it was never erased. */
+  erasedPosition: number | null;
 }
 
 /**
@@ -63,11 +65,13 @@ export class MemoryStore {
 
   async head(p: Principal): Promise<StoreHead> {
     const rows = await this.db.query(
-      "SELECT position, updated_at FROM principal_heads WHERE tenant_id = $1 AND principal_id = $2",
+      "SELECT position, updated_at, erased_position FROM principal_heads WHERE tenant_id = $1 AND principal_id = $2",
       [p.tenantId, p.principalId],
     );
     const r = rows[0];
-    return r ? { position: Number(r.position), updatedAt: (r.updated_at as Date | null) ?? null } : { position: 0, updatedAt: null };
+    if (!r) return { position: 0, updatedAt: null, erasedPosition: null };
+    const erased = r.erased_position === null ? null : Number(r.erased_position);
+    return { position: Number(r.position), updatedAt: (r.updated_at as Date | null) ?? null, erasedPosition: erased };
   }
 
   // The store's public surface, by side. Writes:

@@ -98,6 +98,8 @@ export function traceRecord(p: Principal, t: RecallTrace, event: unknown): Recor
 }
 
 const COLUMN_LIST = WRITTEN_COLUMNS.map(([name]) => name).join(", ");
+/** The same columns to select, tenant_id taken from $2: one statement per tenant, so it routes to one shard. */
+const SELECTED_COLUMNS = WRITTEN_COLUMNS.map(([name]) => (name === "tenant_id" ? "$2::text" : name)).join(", ");
 
 /**
  * The batch write: $1 is a JSON array of `traceRecord`s. One statement
@@ -109,13 +111,13 @@ export const INSERT_TRACES = `WITH input AS (
   ),
   written AS (
     INSERT INTO recall_traces (${COLUMN_LIST})
-    SELECT ${COLUMN_LIST} FROM input
+    SELECT ${SELECTED_COLUMNS} FROM input
     ON CONFLICT (tenant_id, principal_id, trace_id) DO NOTHING
     RETURNING tenant_id, principal_id, trace_id
   ),
   events AS (
     INSERT INTO recalled_events (tenant_id, principal_id, trace_id, session_id, payload, created_at)
-    SELECT i.tenant_id, i.principal_id, i.trace_id, i.session_id, i.event, i.created_at
+    SELECT $2::text, i.principal_id, i.trace_id, i.session_id, i.event, i.created_at
     FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
     RETURNING 1
   )

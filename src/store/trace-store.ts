@@ -63,14 +63,21 @@ export class TraceStore {
    */
   async recordBatch(batch: readonly { principal: Principal; trace: RecallTrace }[]): Promise<Set<string>> {
     if (batch.length === 0) return new Set();
-    const records = JSON.stringify(batch.map(({ principal, trace }) => traceRecord(principal, trace, recalledEvent(principal, trace))));
+    // One statement per tenant (a sidecar's batch is almost always one), so each routes to one shard.
+    const byTenant = new Map<string, typeof batch>();
+    for (const item of batch) byTenant.set(item.principal.tenantId, [...(byTenant.get(item.principal.tenantId) ?? []), item]);
     const write = async (db: SqlClient) => {
-      const rows = await db.query<{ trace_id: string }>(INSERT_TRACES, [records]);
-      const written = new Set(rows.map((r) => r.trace_id));
+      const written = new Set<string>();
+      for (const [tenantId, items] of byTenant) {
+        const records = JSON.stringify(items.map(({ principal, trace }) => traceRecord(principal, trace, recalledEvent(principal, trace))));
+        const rows = await db.query<{ trace_id: string }>(INSERT_TRACES, [records, tenantId]);
+        for (const r of rows) written.add(r.trace_id);
+      }
       for (const { principal, trace } of batch) if (written.has(trace.id)) await recordMisses(db, principal, trace);
       return written;
     };
-    return batch.some(({ trace }) => namesSubjects(trace)) ? this.db.transaction(write) : write(this.db);
+    const needsTransaction = byTenant.size > 1 || batch.some(({ trace }) => namesSubjects(trace));
+    return needsTransaction ? this.db.transaction(write) : write(this.db);
   }
 
   /** One trace: `recordBatch` of one; false when it was already there. */

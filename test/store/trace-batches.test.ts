@@ -41,17 +41,21 @@ describe.each(STORE_KINDS)("trace batches and reused renders ($kind)", ({ open }
       )
     )[0];
 
-  it("writes a batch of several principals' traces in one statement, each with its event, each readable only by its owner", async () => {
-    const [a, b] = [newPrincipal(), { ...newPrincipal(), tenantId: "other-tenant" }];
+  it("writes a batch in one statement per tenant (so each routes to one shard), each trace with its event, each readable only by its owner", async () => {
+    const a = newPrincipal();
+    const [a2, b] = [{ ...newPrincipal(), tenantId: a.tenantId }, { ...newPrincipal(), tenantId: "other-tenant" }];
     const ta = recallTrace({ returned: [] });
+    const ta2 = recallTrace({ returned: [] });
     const tb = recallTrace({ returned: [] });
     const inserts: string[] = [];
     const written = await new TraceStore(recording(store().db, inserts)).recordBatch([
       { principal: a, trace: ta },
       { principal: b, trace: tb },
+      { principal: a2, trace: ta2 },
     ]);
-    expect([...written].sort()).toEqual([ta.id, tb.id].sort());
-    expect(inserts.filter((s) => s.includes("INSERT INTO recall_traces"))).toHaveLength(1);
+    expect([...written].sort()).toEqual([ta.id, ta2.id, tb.id].sort());
+    expect(inserts.filter((s) => s.includes("INSERT INTO recall_traces"))).toHaveLength(2);
+    expect(await store().getTrace(a2, ta2.id)).toEqual(ta2);
     expect(await store().getTrace(a, ta.id)).toEqual(ta);
     expect(await store().getTrace(b, tb.id)).toEqual(tb);
     // Neither principal reads the other's trace, nor one of another tenant under the same principal id.

@@ -1,3 +1,4 @@
+import { Progress } from "../cli/progress.js";
 import postgres from "postgres";
 import { createPostgresClient } from "../store/postgres-client.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
@@ -169,6 +170,7 @@ async function generate(sql: postgres.Sql, params: GenerationParams, log: (line:
     SELECT indexname, indexdef FROM pg_indexes
     WHERE schemaname = current_schema() AND tablename = 'beliefs' AND indexname <> 'beliefs_pkey'`;
   for (const ix of indexes) await sql.unsafe(`DROP INDEX ${ix.indexname}`);
+  const progress = new Progress({ label: "bench: generating", unit: "beliefs", total: params.beliefs });
   for (let lo = 1; lo <= params.beliefs; lo += CHUNK) {
     const hi = Math.min(params.beliefs, lo + CHUNK - 1);
     await sql.unsafe(INSERT_CHUNK, [
@@ -188,8 +190,10 @@ async function generate(sql: postgres.Sql, params: GenerationParams, log: (line:
       BELIEF_TYPES as string[],
       PROJECTS as string[],
     ]);
-    log(`generated ${hi.toLocaleString("en-US")} / ${params.beliefs.toLocaleString("en-US")} beliefs`);
+    progress.tick(hi - lo + 1);
   }
+  progress.done();
+  log(`generated ${params.beliefs.toLocaleString("en-US")} beliefs`);
   for (const ix of indexes) {
     log(`building ${ix.indexname}`);
     await sql.unsafe(ix.indexdef);

@@ -64,13 +64,19 @@ describe("recall CLI", () => {
     expect(stdout).toContain("imported 1 beliefs (of 1) and 1 episodes (of 1)");
 
     const bad = join(dir, "bad.jsonl");
-    await writeFile(bad, [JSON.stringify(lines[1]), JSON.stringify({ belief: { ...lines[1]!.belief, belief_id: "not-a-uuid" } })].join("\n"));
+    await writeFile(
+      bad,
+      [JSON.stringify(lines[1]), JSON.stringify({ belief: { ...lines[1]!.belief, belief_id: "not-a-uuid" } }), "{not json", JSON.stringify({ note: 1 })].join("\n"),
+    );
     const err = await run(process.execPath, [CLI, "import", bad, "--tenant", "t1", "--principal", "p1"], {
       env: env({ RECALL_DATA_DIR: join(dir, "import-data") }),
     }).catch((e: { code: number; stderr: string }) => e);
     expect(err).toMatchObject({ code: 1 });
     expect((err as { stderr: string }).stderr).toContain("bad.jsonl:2: belief.belief_id: must be a UUID");
-    expect((err as { stderr: string }).stderr).toContain("nothing was written");
+    // Every bad line is reported, not only the first.
+    expect((err as { stderr: string }).stderr).toMatch(/bad\.jsonl:3: .*JSON/);
+    expect((err as { stderr: string }).stderr).toContain('bad.jsonl:4: line: must hold a "belief" or an "episode" object');
+    expect((err as { stderr: string }).stderr).toContain("3 bad lines; nothing was written");
   });
 
   it("eval benchmark exits 1 with the per-field diff when the baseline differs; --record refuses a triple regression without a reason", async () => {

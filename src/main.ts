@@ -131,8 +131,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   try {
     server = await listen(handler, config.listen);
   } catch (error) {
+    // Nothing may stay half-started: every part started above is stopped before the error leaves.
     await backfill?.stop();
     await traces.close(Date.now());
+    await heads.stop();
     await store.db.close();
     throw error;
   }

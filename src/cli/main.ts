@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig, type Config } from "../config.js";
 import { findCommand, OVERVIEW, usageLine, wantsHelp } from "./commands.js";
 import { isUsageError } from "./usage-error.js";
-import { StartupError } from "../server/startup-error.js";
+import { StartupError } from "../startup-error.js";
 
 /**
  * `recall <command>`: usage is answered before anything else happens; what a

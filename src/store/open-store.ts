@@ -7,6 +7,7 @@ import { createPgliteClient, openPglite } from "./pglite-client.js";
 import { createPostgresClient } from "./postgres-client.js";
 import { enableSemantic } from "./semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
+import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
 
 /**
  * Opens the configured store and brings its schema up to date; with
@@ -18,8 +19,12 @@ export async function openStore(config: Config["store"], logger: Logger, options
   if (config.kind === "postgres") {
     client = createPostgresClient(config.url, config.poolMax);
   } else {
-    await mkdir(config.dataDir, { recursive: true });
-    client = createPgliteClient(await openPglite(config.dataDir, { vector: options.semantic ?? false }));
+    const dataDir = config.dataDir;
+    client = await mkdir(dataDir, { recursive: true })
+      .then(() => openPglite(dataDir, { vector: options.semantic ?? false }))
+      .then(createPgliteClient, (error: unknown) => {
+        throw pgliteOpenError(error, dataDir);
+      });
   }
   try {
     const applied = await migrate(client, await loadMigrations());
@@ -27,7 +32,7 @@ export async function openStore(config: Config["store"], logger: Logger, options
     logger.info({ store: config.kind, applied, semantic: options.semantic ?? false }, "store ready");
   } catch (error) {
     await client.close().catch(() => {});
-    throw error;
+    throw config.kind === "postgres" ? postgresOpenError(error, config.url) : error;
   }
   return new MemoryStore(client);
 }

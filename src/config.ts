@@ -14,6 +14,7 @@ const envSchema = z.object({
   RECALL_HOST: z.string().min(1).default("127.0.0.1"),
   RECALL_PORT: port.default(50051),
   RECALL_SOCKET_PATH: z.string().min(1).optional(),
+  RECALL_METRICS_PORT: port.optional(),
   RECALL_DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
@@ -57,6 +58,8 @@ export type SensitivityName = z.infer<typeof sensitivityName>;
 
 export interface Config {
   readonly listen: { readonly host: string; readonly port: number; readonly socketPath: string | undefined };
+  /** Also serve GET /metrics on this port (on listen.host); undefined: only on the RPC port. */
+  readonly metricsPort: number | undefined;
   readonly store:
     | { readonly kind: "postgres"; readonly url: string; readonly poolMax: number }
     | { readonly kind: "pglite"; readonly dataDir: string };
@@ -136,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const semantic = e.RECALL_SEMANTIC === "on" ? semanticConfig(e) : null;
   return Object.freeze({
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
+    metricsPort: e.RECALL_METRICS_PORT,
     store: Object.freeze(
       e.RECALL_DATABASE_URL
         ? { kind: "postgres" as const, url: e.RECALL_DATABASE_URL, poolMax: e.RECALL_DB_POOL_MAX }

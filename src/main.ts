@@ -20,6 +20,13 @@ import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "./moments/snapshot.js";
 import type { CachedSnapshot } from "./recall/pipeline.js";
 import { metricsEndpoint } from "./server/metrics.js";
+import { armMetrics } from "./metrics/arm-metrics.js";
+import { registerCacheMetrics } from "./metrics/cache-metrics.js";
+import { startMetricsServer } from "./metrics/metrics-server.js";
+import { createMetricsRegistry } from "./metrics/registry.js";
+import { rpcMetricsInterceptor } from "./metrics/rpc-metrics.js";
+import { instrumentedSqlClient } from "./metrics/store-metrics.js";
+import { registerTraceWriterMetrics, timedTraceSink } from "./metrics/trace-writer-metrics.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
 import { startSweeper } from "./trace/sweeper.js";
 import { TraceWriter } from "./trace/trace-writer.js";
@@ -56,7 +63,11 @@ export interface Sidecar {
 }
 
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
-  const store = await openStore(config.store, logger, { semantic: config.semantic !== null });
+  const metrics = createMetricsRegistry();
+  const store = await openStore(config.store, logger, {
+    semantic: config.semantic !== null,
+    instrument: (client) => instrumentedSqlClient(client, metrics, config.store.kind === "postgres" ? config.store.poolMax : 1),
+  });
   if (Object.keys(config.faultArmDelayMs).length > 0) {
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
@@ -68,7 +79,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
-  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store;
+  const traceSink = timedTraceSink(config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store, metrics);
   const traces = new TraceWriter(
     traceSink,
     {
@@ -80,6 +91,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger,
   );
   traces.start();
+  registerTraceWriterMetrics(metrics, traces);
+  registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
   const { semantic, backfill } = startSemantic(config, store, logger);
 
   const handler = connectNodeAdapter({
@@ -91,8 +104,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     // requests are still accepted.
     compressMinBytes: Number.MAX_SAFE_INTEGER,
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
-    fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
-    interceptors: [requestLogInterceptor(logger), identityInterceptor()],
+    fallback: metricsEndpoint(metrics),
+    interceptors: [rpcMetricsInterceptor(metrics), requestLogInterceptor(logger), identityInterceptor()],
     routes(router) {
       const memory = memoryService({
         store,
@@ -107,6 +120,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         heads,
         snapshotCache,
         onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
+        armObserver: armMetrics(metrics),
         ...(semantic ? { semantic } : {}),
       });
       router.service(MemoryService, memory);
@@ -128,8 +142,15 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   });
 
   let server: RunningServer;
+  let metricsServer: { port: number; close(): Promise<void> } | undefined;
   try {
     server = await listen(handler, config.listen);
+    if (config.metricsPort !== undefined) {
+      metricsServer = await startMetricsServer(metrics, config.listen.host, config.metricsPort).catch(async (error: unknown) => {
+        await server.close(0);
+        throw error;
+      });
+    }
   } catch (error) {
     // Nothing may stay half-started: every part started above is stopped before the error leaves.
     await backfill?.stop();
@@ -174,7 +195,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       : undefined;
 
   logger.info(
-    { host: config.listen.host, port: server.port, socketPath: server.socketPath, store: config.store.kind },
+    { host: config.listen.host, port: server.port, socketPath: server.socketPath, metricsPort: metricsServer?.port, store: config.store.kind },
     "recall sidecar listening",
   );
 
@@ -189,6 +210,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         clearInterval(timer);
         health.shutdown();
         const { forced } = await server.close(config.shutdownGraceMs);
+        await metricsServer?.close();
         if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
         // A sweep stuck on an unreachable store must not hold the shutdown.
         await Promise.race([sweeper?.stop(), delay(Math.max(0, deadlineAt - Date.now()), undefined, { ref: false })]);

@@ -1,4 +1,4 @@
-import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { PermissionDeniedError } from "../domain/errors.js";
 import type { Principal } from "../domain/model.js";
 
@@ -36,6 +36,11 @@ function readIdentifier(header: Headers, name: string): string {
     throw new ConnectError(`metadata ${name} must be 1-200 visible ASCII characters`, Code.Unauthenticated);
   }
   return value;
+}
+
+/** The caller's principal once the interceptor has run, for the call's log line and span; undefined before or for anonymous services. */
+export function callerOf(values: ContextValues): Principal | undefined {
+  return values.get(principalKey);
 }
 
 /** The caller's principal; the interceptor guarantees it for memory services. */

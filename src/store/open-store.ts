@@ -14,7 +14,11 @@ import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
  * `semantic`, also the semantic arm's optional schema (refused, with a
  * ConfigError naming the fix, where pgvector is not available).
  */
-export async function openStore(config: Config["store"], logger: Logger, options: { semantic?: boolean } = {}): Promise<MemoryStore> {
+export async function openStore(
+  config: Config["store"],
+  logger: Logger,
+  options: { semantic?: boolean; instrument?: (client: SqlClient) => SqlClient } = {},
+): Promise<MemoryStore> {
   let client: SqlClient;
   if (config.kind === "postgres") {
     client = createPostgresClient(config.url, config.poolMax);
@@ -34,5 +38,5 @@ export async function openStore(config: Config["store"], logger: Logger, options
     await client.close().catch(() => {});
     throw config.kind === "postgres" ? postgresOpenError(error, config.url) : error;
   }
-  return new MemoryStore(client);
+  return new MemoryStore(options.instrument ? options.instrument(client) : client);
 }

@@ -14,3 +14,13 @@ export interface ArmOutcome {
   latencyMs: number;
   degraded: boolean;
 }
+
+/**
+ * Watches the arms of every recall without the pipeline knowing what for:
+ * metrics count outcomes, tracing wraps each run in a span. `moment` is the
+ * recall's kind (snapshot, in_turn, child_run, search).
+ */
+export interface ArmObserver {
+  wrap(arm: RecallArm, moment: string): RecallArm;
+  outcome(outcome: ArmOutcome, moment: string): void;
+}

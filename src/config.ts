@@ -40,6 +40,9 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-z_]+=\d+(,[a-z_]+=\d+)*$/, 'must look like "lexical=500,structured=0"')
     .optional(),
+  // OpenTelemetry tracing is on when the endpoint is set; the SDK reads its other OTEL_* variables itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default("recall"),
   // The semantic arm (off by default): see "The semantic arm" in the README.
   RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
   RECALL_EMBEDDER: z.enum(["openai", "hashed"]).default("openai"),
@@ -90,6 +93,8 @@ export interface Config {
   readonly faultArmDelayMs: Readonly<Record<string, number>>;
   /** The semantic arm; null when RECALL_SEMANTIC=off (the default). */
   readonly semantic: SemanticConfig | null;
+  /** OpenTelemetry span export; null (off, and the SDK never loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  readonly tracing: { readonly serviceName: string } | null;
 }
 
 export interface SemanticConfig {
@@ -173,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
     ),
     semantic,
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? Object.freeze({ serviceName: e.OTEL_SERVICE_NAME }) : null,
   });
 }
 

@@ -27,6 +27,10 @@ import { createMetricsRegistry } from "./metrics/registry.js";
 import { rpcMetricsInterceptor } from "./metrics/rpc-metrics.js";
 import { instrumentedSqlClient } from "./metrics/store-metrics.js";
 import { registerTraceWriterMetrics, timedTraceSink } from "./metrics/trace-writer-metrics.js";
+import { allObservers } from "./recall/arms/arm.js";
+import { armSpans, tracedTraceSink } from "./tracing/recall-spans.js";
+import { rpcSpanInterceptor } from "./tracing/rpc-spans.js";
+import { startTracing } from "./tracing/start-tracing.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
 import { startSweeper } from "./trace/sweeper.js";
 import { TraceWriter } from "./trace/trace-writer.js";
@@ -68,6 +72,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     semantic: config.semantic !== null,
     instrument: (client) => instrumentedSqlClient(client, metrics, config.store.kind === "postgres" ? config.store.poolMax : 1),
   });
+  const tracing = config.tracing ? await startTracing(config.tracing) : undefined;
   if (Object.keys(config.faultArmDelayMs).length > 0) {
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
@@ -79,7 +84,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
-  const traceSink = timedTraceSink(config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store, metrics);
+  const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store;
+  const traceSink = timedTraceSink(tracing ? tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
   const traces = new TraceWriter(
     traceSink,
     {
@@ -105,7 +111,12 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     compressMinBytes: Number.MAX_SAFE_INTEGER,
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
     fallback: metricsEndpoint(metrics),
-    interceptors: [rpcMetricsInterceptor(metrics), requestLogInterceptor(logger), identityInterceptor()],
+    interceptors: [
+      ...(tracing ? [rpcSpanInterceptor(tracing.tracer)] : []),
+      rpcMetricsInterceptor(metrics),
+      requestLogInterceptor(logger),
+      identityInterceptor(),
+    ],
     routes(router) {
       const memory = memoryService({
         store,
@@ -120,7 +131,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         heads,
         snapshotCache,
         onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
-        armObserver: armMetrics(metrics),
+        armObserver: tracing ? allObservers([armMetrics(metrics), armSpans(tracing.tracer)]) : armMetrics(metrics),
         ...(semantic ? { semantic } : {}),
       });
       router.service(MemoryService, memory);
@@ -157,6 +168,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     await traces.close(Date.now());
     await heads.stop();
     await store.db.close();
+    await tracing?.shutdown().catch(() => {});
     throw error;
   }
 
@@ -221,6 +233,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
         await Promise.race([heads.stop(), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
         await store.db.close();
+        await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "spans not exported at shutdown"));
         logger.info("recall sidecar stopped");
       })();
       return stopping;

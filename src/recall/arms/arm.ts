@@ -24,3 +24,13 @@ export interface ArmObserver {
   wrap(arm: RecallArm, moment: string): RecallArm;
   outcome(outcome: ArmOutcome, moment: string): void;
 }
+
+/** Several observers as one, each seeing every arm (the first wraps innermost). */
+export function allObservers(observers: readonly ArmObserver[]): ArmObserver {
+  return {
+    wrap: (arm, moment) => observers.reduce((wrapped, o) => o.wrap(wrapped, moment), arm),
+    outcome: (outcome, moment) => {
+      for (const o of observers) o.outcome(outcome, moment);
+    },
+  };
+}

@@ -18,7 +18,8 @@ export interface Scrape {
   has(name: string): boolean;
 }
 
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.eE+-]+|NaN|[+-]Inf)(?: -?\d+)?$/;
+// Values as Go's ParseFloat reads them (Prometheus does): NaN and Inf in any case (prom-client writes "Nan").
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.eE+-]+|[Nn][Aa][Nn]|[+-]?[Ii]nf)(?: -?\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/y;
 const SUFFIXES = ["_bucket", "_count", "_sum", "_total", "_created"];
 
@@ -46,7 +47,7 @@ export function parsePrometheusText(text: string): Scrape {
         labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
       }
     }
-    samples.push({ name: m[1]!, labels, value: Number(m[3]!.replace("Inf", "Infinity")) });
+    samples.push({ name: m[1]!, labels, value: Number(m[3]!.replace(/^([+-]?)inf$/i, "$1Infinity").replace(/^nan$/i, "NaN")) });
   }
   for (const s of samples) {
     const family = [s.name, ...SUFFIXES.filter((x) => s.name.endsWith(x)).map((x) => s.name.slice(0, -x.length))].find((n) => types.has(n));

@@ -12,7 +12,13 @@ describe("call logs and metrics", () => {
   let traceId: string;
   beforeAll(async () => {
     // The lexical arm is held back past the recall's deadline, so it degrades (and the recall still answers).
-    sidecar = await startSidecarProcess("pglite", { RECALL_METRICS_PORT: "0", RECALL_FAULT_ARM_DELAY: "lexical=60000" });
+    // The first trace write fails as if the store were gone, and is retried from the queue.
+    sidecar = await startSidecarProcess("pglite", {
+      RECALL_METRICS_PORT: "0",
+      RECALL_FAULT_ARM_DELAY: "lexical=60000",
+      RECALL_FAULT_TRACE_WRITE_FAILURES: "1",
+      RECALL_TRACE_RETRY_INTERVAL_MS: "200",
+    });
     c = connect(sidecar.address);
     await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg({ subject: "Andy", statement: "Andy's editor is Helix." })] }, me);
     const events = await serverStream(c.memory, "Recall", { moment: "MOMENT_IN_TURN", query: { text: "which editor", subjects: ["Andy"] } }, me, 8000);
@@ -50,7 +56,12 @@ describe("call logs and metrics", () => {
     const own = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     expect(own.status).toBe(200);
     expect(own.headers.get("content-type")).toContain("text/plain");
-    const m = parsePrometheusText(await own.text());
+    let m = parsePrometheusText(await own.text());
+    // The failed trace write is retried in the background: wait for it to land.
+    for (let i = 0; i < 100 && m.value("recall_trace_writes_total", { outcome: "retried" }) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      m = parsePrometheusText(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+    }
 
     const rpc = (method: string, status: string) => ({ rpc_system_name: "grpc", rpc_method: method, rpc_response_status_code: status });
     expect(m.types.get("rpc_server_call_duration_seconds")).toBe("histogram");
@@ -63,10 +74,12 @@ describe("call logs and metrics", () => {
     expect(m.value("recall_arm_duration_seconds_count", { arm: "structured", moment: "in_turn" })).toBe(1);
     expect(m.value("recall_arm_degraded_total", { arm: "lexical", moment: "in_turn" })).toBe(1);
 
-    expect(m.value("recall_trace_writes_total", { outcome: "written" })).toBe(1);
-    expect(m.value("recall_trace_writes_total", { outcome: "failed" })).toBe(0);
+    expect(m.value("recall_trace_writes_total", { outcome: "written" })).toBe(0);
+    expect(m.value("recall_trace_writes_total", { outcome: "failed" })).toBe(1);
+    expect(m.value("recall_trace_writes_total", { outcome: "retried" })).toBe(1);
     expect(m.value("recall_trace_writes_given_up_total")).toBe(0);
     expect(m.value("recall_trace_writer_backlog")).toBe(0);
+    expect(m.value("recall_trace_write_duration_seconds_count", { outcome: "error" })).toBe(1);
     expect(m.value("recall_trace_write_duration_seconds_count", { outcome: "ok" })).toBe(1);
 
     expect(m.value("recall_store_pool_max", { store: "pglite" })).toBe(1);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type IdentityConfig, type TlsConfig } from "./edge-config.js";
 
 /**
  * The only reader of `process.env`. One zod schema, validated once at start-up
@@ -55,7 +56,7 @@ const envSchema = z.object({
   RECALL_EMBEDDINGS_BATCH: positiveInt.max(2048).default(64),
   RECALL_EMBEDDINGS_POLL_MS: positiveInt.default(60_000),
   RECALL_EMBEDDINGS_SENSITIVITY_CEILING: sensitivityName.default("confidential"),
-});
+}).extend(edgeEnvSchema.shape);
 
 export type SensitivityName = z.infer<typeof sensitivityName>;
 
@@ -95,6 +96,12 @@ export interface Config {
   readonly semantic: SemanticConfig | null;
   /** OpenTelemetry span export; null (off, and the SDK never loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   readonly tracing: { readonly serviceName: string } | null;
+  /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
+  readonly limits: EdgeLimits;
+  /** Where tenant and principal come from (see "Who may call" in the README). */
+  readonly identity: IdentityConfig;
+  /** TLS on the TCP listener; null for plaintext (h2c). */
+  readonly tls: TlsConfig | null;
 }
 
 export interface SemanticConfig {
@@ -142,6 +149,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const semantic = e.RECALL_SEMANTIC === "on" ? semanticConfig(e) : null;
+  const edge = edgeIdentity(e);
+  if ("problems" in edge) throw new ConfigError(`invalid configuration:\n  ${edge.problems.join("\n  ")}`);
   return Object.freeze({
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
     metricsPort: e.RECALL_METRICS_PORT,
@@ -179,6 +188,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     semantic,
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? Object.freeze({ serviceName: e.OTEL_SERVICE_NAME }) : null,
+    limits: edgeLimits(e),
+    identity: edge.identity,
+    tls: edge.tls,
   });
 }
 

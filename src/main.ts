@@ -15,9 +15,13 @@ import { memoryService } from "./server/memory-service.js";
 import { registerReflection } from "./server/reflection.js";
 import { requestLogInterceptor } from "./server/request-log.js";
 import { stringCheckInterceptor } from "./server/string-check.js";
+import { storeDeadlineInterceptor } from "./server/store-deadline-interceptor.js";
+import { withStoreDeadline } from "./store/store-deadline.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
+import { openNotificationClient } from "./store/notification-client.js";
+import { claimLease } from "./store/maintenance-lease.js";
 import { HeadTracker } from "./moments/head-tracker.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "./moments/snapshot.js";
@@ -82,8 +86,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
   const clock = () => new Date();
-  const heads = new HeadTracker(store);
+  const notifications = openNotificationClient(config.store, store.db);
+  const heads = new HeadTracker(store, { listener: notifications.listener, pollMs: config.headPollMs });
   await heads.start();
+  logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
@@ -125,6 +131,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       requestLogInterceptor(logger),
       identityInterceptor(identity.source),
       stringCheckInterceptor(),
+      storeDeadlineInterceptor(config.deadline),
     ],
     routes(router) {
       const memory = memoryService({
@@ -177,18 +184,21 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     await backfill?.stop();
     await traces.close(Date.now());
     await heads.stop();
+    await notifications.close();
     await store.db.close();
     await tracing?.shutdown().catch(() => {});
     throw error;
   }
 
-  // The health status follows the store: NOT_SERVING while it cannot be reached.
+  // The health status follows the store: NOT_SERVING while it cannot be reached. Each ping is
+  // bounded, so a stalled store is noticed within the interval plus the timeout, and no probe is skipped.
+  const pingTimeoutMs = Math.min(config.healthTimeoutMs, config.healthIntervalMs);
   let probing = false;
   const probe = async () => {
     if (probing) return;
     probing = true;
     try {
-      await store.ping();
+      await withStoreDeadline(Date.now() + pingTimeoutMs, () => store.ping());
       if (health.get("") !== ServingStatus.SERVING) logger.info("store reachable: SERVING");
       health.setAll(ServingStatus.SERVING);
     } catch (err) {
@@ -213,6 +223,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
             uncitedWindowHours: config.traces.uncitedWindowHours,
           },
           logger,
+          // One sidecar of the fleet sweeps per interval; the lease runs out a little early so its holder's next tick can renew it.
+          () => claimLease(store.db, "trace-sweep", config.traces.sweepIntervalMs * 0.9),
         )
       : undefined;
 
@@ -242,6 +254,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
         // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
         await Promise.race([heads.stop(), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+        await notifications.close();
         await store.db.close();
         await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "spans not exported at shutdown"));
         logger.info("recall sidecar stopped");
@@ -265,6 +278,8 @@ function startSemantic(config: Config, store: MemoryStore, logger: Logger): { se
       retryMinMs: EMBED_RETRY_MIN_MS,
       retryMaxMs: EMBED_RETRY_MAX_MS,
       sensitivityCeiling: SENSITIVITY[config.semantic.sensitivityCeiling],
+      // One sidecar of the fleet sweeps every principal per interval.
+      claimSweep: () => claimLease(store.db, "embedding-sweep", config.semantic!.pollIntervalMs * 0.9),
     },
     logger,
   );

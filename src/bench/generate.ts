@@ -203,6 +203,12 @@ async function generate(sql: postgres.Sql, params: GenerationParams, log: (line:
      SELECT tenant_id, principal_id, max(store_position), $1::timestamptz FROM beliefs GROUP BY tenant_id, principal_id`,
     [params.anchor],
   );
+  // The store keeps these in its write transactions (store/lexicon-stats.ts); a bulk load counts them once.
+  await sql.unsafe(
+    `INSERT INTO principal_lexicon (tenant_id, principal_id, docs, len_a, len_b, len_c, len_d)
+     SELECT tenant_id, principal_id, count(*), sum(lex_lengths[1]), sum(lex_lengths[2]), sum(lex_lengths[3]), sum(lex_lengths[4])
+     FROM beliefs GROUP BY tenant_id, principal_id`,
+  );
   log("vacuum analyse");
   await sql`VACUUM ANALYZE beliefs`;
   await sql`ANALYZE principal_heads`;

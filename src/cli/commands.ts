@@ -28,8 +28,8 @@ export interface Command {
 
 const PRINCIPAL_HELP = `  --tenant T, --principal P   the principal (default: RECALL_TENANT_ID, RECALL_PRINCIPAL_ID)
 
-Opens the configured store directly (RECALL_DATABASE_URL, or PGlite in RECALL_DATA_DIR): stop a
-sidecar that uses the same PGlite directory first.`;
+Opens the configured store directly (RECALL_DATABASE_URL, or PGlite in RECALL_DATA_DIR). A PGlite
+directory is used by one process at a time: against a directory a sidecar holds, it exits 2.`;
 
 export const COMMANDS: readonly Command[] = [
   {

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from "../config.js";
 import { findCommand, OVERVIEW, usageLine, wantsHelp } from "./commands.js";
 import { isUsageError } from "./usage-error.js";
 import { StartupError } from "../startup-error.js";
+import { DataDirLockedError } from "../store/data-dir-lock.js";
 
 /**
  * `recall <command>`: usage is answered before anything else happens; what a
@@ -34,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`recall ${name}: ${(error as Error).message}; ${usageLine(command)}\n`);
       return 2;
     }
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof DataDirLockedError) {
       process.stderr.write(`recall: ${error.message}\n`);
       return 2;
     }

@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { MemoryStore } from "./memory-store.js";
 import { loadMigrations, migrate } from "./migrate.js";
+import { lockDataDir } from "./data-dir-lock.js";
 import { createPgliteClient, openPglite } from "./pglite-client.js";
 import { createPostgresClient } from "./postgres-client.js";
 import { enableSemantic } from "./semantic-store.js";
@@ -21,14 +22,21 @@ export async function openStore(
 ): Promise<MemoryStore> {
   let client: SqlClient;
   if (config.kind === "postgres") {
-    client = createPostgresClient(config.url, config.poolMax);
+    client = createPostgresClient(config.url, config.poolMax, { prepare: config.pooler === "none" });
   } else {
     const dataDir = config.dataDir;
-    client = await mkdir(dataDir, { recursive: true })
-      .then(() => openPglite(dataDir, { vector: options.semantic ?? false }))
-      .then(createPgliteClient, (error: unknown) => {
-        throw pgliteOpenError(error, dataDir);
-      });
+    await mkdir(dataDir, { recursive: true }).catch((error: unknown) => {
+      throw pgliteOpenError(error, dataDir);
+    });
+    // One process per directory: a second one would silently overwrite the first one's writes.
+    const release = await lockDataDir(dataDir);
+    try {
+      const pglite = createPgliteClient(await openPglite(dataDir, { vector: options.semantic ?? false }));
+      client = { ...pglite, close: () => pglite.close().finally(release) };
+    } catch (error) {
+      await release();
+      throw pgliteOpenError(error, dataDir);
+    }
   }
   try {
     const applied = await migrate(client, await loadMigrations());

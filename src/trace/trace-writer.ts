@@ -5,6 +5,7 @@ import type { Logger } from "../logger.js";
 import type { TraceRecorder } from "../recall/pipeline.js";
 import { isUnavailable } from "../server/errors.js";
 import { RECALLED_EVENT, recalledEvent } from "./recalled-event.js";
+import { withoutStoreDeadline } from "../store/store-deadline.js";
 
 /**
  * Records each recall's trace without letting the write hold the answer
@@ -98,7 +99,8 @@ export class TraceWriter implements TraceRecorder {
    * deadline is no answer at all.
    */
   async record(principal: Principal, trace: RecallTrace, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
-    const write: Promise<Outcome> = this.sink.recordTrace(principal, trace).then(
+    // Not bounded by the call's store deadline: a slow write goes on after the answer, and is retried.
+    const write: Promise<Outcome> = withoutStoreDeadline(() => this.sink.recordTrace(principal, trace)).then(
       () => ({ ok: true }),
       (error: unknown) => ({ ok: false, error }),
     );

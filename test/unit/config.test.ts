@@ -45,12 +45,31 @@ describe("loadConfig: values", () => {
       kind: "postgres",
       url: "postgres://u:p@db:5432/recall",
       poolMax: 10,
+      pooler: "none",
+      listenUrl: undefined,
     });
     expect(loadConfig({ RECALL_DATABASE_URL: "postgresql://db/recall", RECALL_DB_POOL_MAX: "4" }).store).toEqual({
       kind: "postgres",
       url: "postgresql://db/recall",
       poolMax: 4,
+      pooler: "none",
+      listenUrl: undefined,
     });
+  });
+
+  it("reads the pooler settings: transaction mode, a direct URL to LISTEN on, the head polling interval", () => {
+    const config = loadConfig({
+      RECALL_DATABASE_URL: "postgres://recall@pgbouncer:6432/recall",
+      RECALL_DATABASE_POOLER: "transaction",
+      RECALL_DATABASE_LISTEN_URL: "postgres://recall@db:5432/recall",
+      RECALL_HEAD_POLL_MS: "250",
+    });
+    expect(config.store).toMatchObject({ pooler: "transaction", listenUrl: "postgres://recall@db:5432/recall" });
+    expect(config.headPollMs).toBe(250);
+    expect(loadConfig({}).headPollMs).toBe(1000);
+    expect(configError({ RECALL_DATABASE_POOLER: "session" }).message).toContain("RECALL_DATABASE_POOLER");
+    expect(configError({ RECALL_DATABASE_LISTEN_URL: "db:5432" }).message).toContain("RECALL_DATABASE_LISTEN_URL: must be a postgres://");
+    expect(configError({ RECALL_HEAD_POLL_MS: "0" }).message).toContain("RECALL_HEAD_POLL_MS");
   });
 
   it("uses pglite in RECALL_DATA_DIR when no database URL is set", () => {

@@ -36,6 +36,7 @@ const envSchema = z.object({
   RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
   RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
   RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
+  RECALL_TRACE_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(2),
   RECALL_TRACE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   RECALL_TRACE_SWEEP_BATCH: positiveInt.max(100_000).default(500),
   RECALL_UNCITED_WINDOW_HOURS: positiveInt.default(24),
@@ -91,11 +92,13 @@ export interface Config {
   /** Upper bound of the in-process snapshot cache, in bytes. */
   readonly snapshotCacheBytes: number;
   readonly traces: {
-    /** How long a recall waits for its trace write before answering without it. */
+    /** A trace batch write slower than this is logged as slow, and the next batch goes beside it. */
     readonly writeTimeoutMs: number;
-    /** Traces that may wait for a retry; beyond it a recall fails UNAVAILABLE. */
+    /** Traces that may wait to be written; beyond it a recall fails UNAVAILABLE. */
     readonly retryQueueMax: number;
     readonly retryIntervalMs: number;
+    /** How long a queued trace waits for others to share its batch write. */
+    readonly flushMs: number;
     /** How often the retention and feedback sweeps run; 0 turns the periodic sweep off. */
     readonly sweepIntervalMs: number;
     /** Rows per sweep batch. */
@@ -193,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS,
       retryQueueMax: e.RECALL_TRACE_RETRY_QUEUE_MAX,
       retryIntervalMs: e.RECALL_TRACE_RETRY_INTERVAL_MS,
+      flushMs: e.RECALL_TRACE_FLUSH_MS,
       sweepIntervalMs: e.RECALL_TRACE_SWEEP_INTERVAL_MS,
       sweepBatch: e.RECALL_TRACE_SWEEP_BATCH,
       uncitedWindowHours: e.RECALL_UNCITED_WINDOW_HOURS,

@@ -55,6 +55,8 @@ import { SemanticStore } from "./store/semantic-store.js";
 
 /** Attempts before a trace failing for a non-transient reason is dropped (logged). */
 const TRACE_WRITE_MAX_ATTEMPTS = 10;
+/** Traces per batch write: one statement of a few hundred rows stays well under any parameter or packet limit. */
+const TRACE_BATCH_MAX = 200;
 /** Sweep batches per run: bounds one run; the next run continues. */
 const SWEEP_MAX_BATCHES = 20;
 /** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
@@ -95,7 +97,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
-  const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store;
+  const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
   const traceSink = timedTraceSink(tracing ? tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
   const traces = new TraceWriter(
     traceSink,
@@ -104,10 +106,11 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       queueMax: config.traces.retryQueueMax,
       retryIntervalMs: config.traces.retryIntervalMs,
       maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
+      flushDelayMs: config.traces.flushMs,
+      batchMax: TRACE_BATCH_MAX,
     },
     logger,
   );
-  traces.start();
   registerTraceWriterMetrics(metrics, traces);
   registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
   const { semantic, backfill } = startSemantic(config, store, logger);
@@ -146,7 +149,6 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
-        onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
         armObserver: tracing ? allObservers([armMetrics(metrics), armSpans(tracing.tracer)]) : armMetrics(metrics),
         ...(semantic ? { semantic } : {}),
       });

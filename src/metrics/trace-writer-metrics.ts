@@ -1,12 +1,11 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import type { Principal, RecallTrace } from "../domain/model.js";
 import type { TraceSink } from "../trace/trace-writer.js";
 
 /**
  * The trace writer's numbers, read through two small seams so the writer
  * itself stays free of metrics: its counters and backlog (any object with
  * `backlog` and `metrics`, read at scrape time), and its store side, timed by
- * wrapping the sink it writes through.
+ * wrapping the sink it writes batches through.
  */
 
 /** What the writer shows: a backlog and named counters (written, failed, dropped, …, numbers only). */
@@ -50,20 +49,20 @@ export function registerTraceWriterMetrics(registry: Registry, writer: TraceWrit
   });
 }
 
-/** Times every write the trace writer makes (first attempts and retries) and counts the failed ones. */
+/** Times every batch write the trace writer makes (first attempts and retries) and counts the failed ones. */
 export function timedTraceSink(sink: TraceSink, registry: Registry): TraceSink {
   const duration = new Histogram({
     name: "recall_trace_write_duration_seconds",
-    help: "Duration of one trace write to the store, by outcome (ok, error).",
+    help: "Duration of one trace batch write to the store (the writer's flush latency), by outcome (ok, error).",
     labelNames: ["outcome"],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
   return {
-    async recordTrace(principal: Principal, trace: RecallTrace) {
+    async recordBatch(batch) {
       const end = duration.startTimer();
       try {
-        const written = await sink.recordTrace(principal, trace);
+        const written = await sink.recordBatch(batch);
         end({ outcome: "ok" });
         return written;
       } catch (error) {

@@ -4,7 +4,7 @@ import { recalledEvent, type RecalledEvent } from "../trace/recalled-event.js";
 import type { ShownBelief, TurnTrace } from "../trace/user-view.js";
 import { fleetScan } from "./fleet-scan.js";
 import type { Row, SqlClient } from "./sql-client.js";
-import { INSERT_TRACE, TRACE_COLUMNS, traceFromRow, traceParams } from "./trace-rows.js";
+import { INSERT_TRACES, TRACE_COLUMNS, TRACE_FROM, traceFromRow, traceRecord } from "./trace-rows.js";
 
 /**
  * The SQL of traces and their feedback. Every method that reads or deletes a
@@ -54,28 +54,33 @@ export class TraceStore {
   constructor(private readonly db: SqlClient) {}
 
   /**
-   * Writes the trace, its memory.recalled outbox row and its recall misses in
-   * one transaction. Idempotent by trace id (a retry of a write that did land
-   * changes nothing); returns whether this call wrote it.
+   * Writes a batch of traces, each with its memory.recalled outbox row, in
+   * one statement, and the recall misses of those it wrote (in the same
+   * transaction, only when some trace named subjects). Idempotent by trace
+   * id: a retry of a write that did land changes nothing. Returns the ids
+   * this call wrote.
    */
+  async recordBatch(batch: readonly { principal: Principal; trace: RecallTrace }[]): Promise<Set<string>> {
+    if (batch.length === 0) return new Set();
+    const records = JSON.stringify(batch.map(({ principal, trace }) => traceRecord(principal, trace, recalledEvent(principal, trace))));
+    const write = async (db: SqlClient) => {
+      const rows = await db.query<{ trace_id: string }>(INSERT_TRACES, [records]);
+      const written = new Set(rows.map((r) => r.trace_id));
+      for (const { principal, trace } of batch) if (written.has(trace.id)) await recordMisses(db, principal, trace);
+      return written;
+    };
+    return batch.some(({ trace }) => namesSubjects(trace)) ? this.db.transaction(write) : write(this.db);
+  }
+
+  /** One trace: `recordBatch` of one; false when it was already there. */
   async record(p: Principal, trace: RecallTrace): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const inserted = await tx.query(INSERT_TRACE, [p.tenantId, p.principalId, ...traceParams(trace)]);
-      if (inserted.length === 0) return false;
-      await tx.query(
-        `INSERT INTO recalled_events (tenant_id, principal_id, trace_id, session_id, payload, created_at)
-         VALUES ($1, $2, $3, $4, $5::text::jsonb, $6::timestamptz)`,
-        [p.tenantId, p.principalId, trace.id, trace.sessionId, JSON.stringify(recalledEvent(p, trace)), trace.createdAt.toISOString()],
-      );
-      await recordMisses(tx, p, trace);
-      return true;
-    });
+    return (await this.recordBatch([{ principal: p, trace }])).has(trace.id);
   }
 
   /** The principal's trace, or null: another principal's trace is simply not found. */
   async get(p: Principal, traceId: string): Promise<RecallTrace | null> {
     const rows = await this.db.query(
-      `SELECT ${TRACE_COLUMNS} FROM recall_traces t WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = $3`,
+      `SELECT ${TRACE_COLUMNS} FROM ${TRACE_FROM} WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = $3`,
       [p.tenantId, p.principalId, traceId],
     );
     const r = rows[0];
@@ -167,6 +172,15 @@ export class TraceStore {
         `SELECT 1 AS ok FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND session_id = $3 FOR UPDATE`,
         [p.tenantId, p.principalId, sessionId],
       );
+      // A cached hit in another session reads its ranked list from a render of this one: it keeps a copy.
+      await tx.query(
+        `UPDATE recall_traces h SET ranked = o.ranked, dropped_for_budget = o.dropped_for_budget, reuses_trace_id = NULL
+         FROM recall_traces o
+         WHERE o.tenant_id = $1 AND o.principal_id = $2 AND o.session_id = $3
+           AND h.tenant_id = o.tenant_id AND h.principal_id = o.principal_id AND h.reuses_trace_id = o.trace_id
+           AND h.session_id <> $3`,
+        [p.tenantId, p.principalId, sessionId],
+      );
       const count = async (text: string) =>
         Number((await tx.query<{ n: number }>(text, [p.tenantId, p.principalId, sessionId]))[0]?.n ?? 0);
       const citations = await count(
@@ -203,23 +217,30 @@ export class TraceStore {
 
   /**
    * Retention, operator clock: nulls the operator fields (latencies, candidate
-   * count, dropped ids, ranked list) of up to `limit` of the tenant's traces
-   * whose window has passed, oldest first. dropped_for_budget_count and the
-   * user-safe fields stay. SKIP LOCKED: should two sidecars ever sweep at once
-   * (a lease that ran out mid-run), they share the rows instead of waiting.
+   * count, dropped ids, ranked list, the reference to a reused render) of up
+   * to `limit` of the tenant's traces whose window has passed, oldest first; a
+   * render that unexpired cached hits read their ranked list from waits for
+   * them. dropped_for_budget_count and the user-safe fields stay. SKIP LOCKED:
+   * should two sidecars ever sweep at once (a lease that ran out mid-run),
+   * they share the rows instead of waiting.
    */
   async expireOperatorFields(tenantId: string, now: Date, limit: number): Promise<number> {
     const rows = await this.db.query<{ n: number }>(
       `WITH due AS (
-         SELECT tenant_id, principal_id, trace_id FROM recall_traces
-         WHERE tenant_id = $3 AND operator_fields_expire_at <= $1::timestamptz AND ${OPERATOR_FIELDS_PRESENT}
+          SELECT tenant_id, principal_id, trace_id FROM recall_traces r
+          WHERE tenant_id = $3 AND operator_fields_expire_at <= $1::timestamptz AND ${OPERATOR_FIELDS_PRESENT}
+            -- A render keeps its ranked list while a cached hit that reads it there has not expired.
+            AND NOT EXISTS (SELECT 1 FROM recall_traces h
+              WHERE h.tenant_id = $3 AND h.principal_id = r.principal_id AND h.reuses_trace_id = r.trace_id
+                AND h.operator_fields_expire_at > $1::timestamptz)
          ORDER BY operator_fields_expire_at
          LIMIT $2
          FOR UPDATE SKIP LOCKED
        ),
        expired AS (
-         UPDATE recall_traces t SET arm_latencies_ms = NULL, candidates = NULL, dropped_for_budget = NULL, ranked = NULL
-         FROM due WHERE t.tenant_id = $3 AND t.principal_id = due.principal_id AND t.trace_id = due.trace_id
+          UPDATE recall_traces t SET arm_latencies_ms = NULL, candidates = NULL, dropped_for_budget = NULL, ranked = NULL,
+            reuses_trace_id = NULL
+          FROM due WHERE t.tenant_id = $3 AND t.principal_id = due.principal_id AND t.trace_id = due.trace_id
          RETURNING 1
        )
        SELECT count(*)::int AS n FROM expired`,
@@ -358,7 +379,8 @@ export class TraceStore {
 }
 
 const OPERATOR_FIELDS_PRESENT =
-  "(candidates IS NOT NULL OR arm_latencies_ms IS NOT NULL OR dropped_for_budget IS NOT NULL OR ranked IS NOT NULL)";
+  "(candidates IS NOT NULL OR arm_latencies_ms IS NOT NULL OR dropped_for_budget IS NOT NULL OR ranked IS NOT NULL" +
+  " OR reuses_trace_id IS NOT NULL)";
 
 const TENANTS_DUE_EXPIRY = fleetScan(
   `SELECT DISTINCT tenant_id FROM recall_traces
@@ -374,14 +396,18 @@ function tenantsOf(rows: Row[]): string[] {
   return rows.map((r) => String(r.tenant_id));
 }
 
+/** Whether a trace can count recall misses: it named subjects, and its ranked list holds each rendered belief's subject. */
+function namesSubjects(trace: RecallTrace): boolean {
+  return trace.query.subjects.length > 0 && trace.ranked !== null;
+}
+
 /**
  * Counts a miss for each named subject the recall rendered nothing about and
  * clears the hints of the subjects it answered. Subjects are compared under
  * all their aliases, keyed by the canonical subject.
  */
 async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Promise<void> {
-  // The ranked list holds each rendered belief's subject; without it there is nothing to judge by.
-  if (trace.query.subjects.length === 0 || trace.ranked === null) return;
+  if (!namesSubjects(trace)) return;
   const groups = await tx.query<{ asked: string; canonical: string; names: string[] }>(
     `WITH asked AS (SELECT DISTINCT lower(s) AS asked FROM unnest($3::text[]) AS s),
      canon AS (
@@ -400,7 +426,7 @@ async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Pr
   const asNamed = new Map(trace.query.subjects.map((s) => [s.toLowerCase(), s]));
   const asked: AskedSubject[] = groups.map((g) => ({ asked: asNamed.get(g.asked) ?? g.asked, canonical: g.canonical, names: g.names }));
   const returned = new Set(trace.returned);
-  const rendered = trace.ranked.filter((r) => returned.has(r.beliefId)).map((r) => r.subject);
+  const rendered = trace.ranked!.filter((r) => returned.has(r.beliefId)).map((r) => r.subject);
   const { missed, answered } = recallMisses(asked, rendered);
   if (answered.length > 0) {
     await tx.query(`DELETE FROM rederivation_hints WHERE tenant_id = $1 AND principal_id = $2 AND subject_key = ANY($3::text[])`, [

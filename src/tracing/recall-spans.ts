@@ -1,5 +1,4 @@
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import type { Principal, RecallTrace } from "../domain/model.js";
 import type { ArmObserver, RecallArm } from "../recall/arms/arm.js";
 import type { TraceSink } from "../trace/trace-writer.js";
 
@@ -27,19 +26,27 @@ export function armSpans(tracer: Tracer): ArmObserver {
   };
 }
 
-/** A span per trace write (first attempts, under the RPC's span, and retries, on their own). */
+/**
+ * A span per trace batch write (`recall.trace_write`, with the recall trace ids it holds). Batches are
+ * written after the recalls answered, from the writer's queue, so the span is a trace of its own; the
+ * ids join it to the recalls' server spans (whose logs carry the same trace ids).
+ */
 export function tracedTraceSink(sink: TraceSink, tracer: Tracer): TraceSink {
   return {
-    recordTrace: (principal: Principal, trace: RecallTrace) =>
-      tracer.startActiveSpan("recall.trace_write", { attributes: { "recall.trace_id": trace.id } }, async (span) => {
-        try {
-          return await sink.recordTrace(principal, trace);
-        } catch (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: "trace write failed" });
-          throw error;
-        } finally {
-          span.end();
-        }
-      }),
+    recordBatch: (batch) =>
+      tracer.startActiveSpan(
+        "recall.trace_write",
+        { attributes: { "recall.trace_count": batch.length, "recall.trace_ids": batch.map((q) => q.trace.id) } },
+        async (span) => {
+          try {
+            return await sink.recordBatch(batch);
+          } catch (error) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: "trace write failed" });
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      ),
   };
 }

@@ -305,11 +305,12 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
       const other = recallTrace({ sessionId: "kept" });
       let failing = true;
       const writer = traceWriter(
-        { recordTrace: (q, t) => (failing ? Promise.reject(Object.assign(new Error("down"), { code: "ECONNRESET" })) : store().recordTrace(q, t)) },
+        { recordBatch: (batch) => (failing ? Promise.reject(Object.assign(new Error("down"), { code: "ECONNRESET" })) : store().traces.recordBatch(batch)) },
         capturingLogger().logger,
       );
       await writer.record(p, queued);
       await writer.record(p, other);
+      await writer.flush(); // fails: both wait for their retry
       expect(writer.queuedTraceIds()).toEqual([queued.id, other.id]);
       await deleteSessionTraces(store(), writer, p, "gone");
       failing = false;

@@ -103,19 +103,23 @@ describe("loadConfig: values", () => {
 
   it("reads the trace writer, sweep and feedback settings, with documented defaults", () => {
     expect(loadConfig({})).toMatchObject({
-      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
+      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, flushMs: 2, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
       faultTraceWriteFailures: 0,
     });
     const config = loadConfig({
       RECALL_TRACE_WRITE_TIMEOUT_MS: "50",
       RECALL_TRACE_RETRY_QUEUE_MAX: "3",
       RECALL_TRACE_RETRY_INTERVAL_MS: "100",
+      RECALL_TRACE_FLUSH_MS: "0",
       RECALL_TRACE_SWEEP_INTERVAL_MS: "0",
       RECALL_TRACE_SWEEP_BATCH: "10",
       RECALL_UNCITED_WINDOW_HOURS: "2",
       RECALL_FAULT_TRACE_WRITE_FAILURES: "1",
     });
-    expect(config.traces).toEqual({ writeTimeoutMs: 50, retryQueueMax: 3, retryIntervalMs: 100, sweepIntervalMs: 0, sweepBatch: 10, uncitedWindowHours: 2 });
+    expect(config.traces).toEqual({ writeTimeoutMs: 50, retryQueueMax: 3, retryIntervalMs: 100, flushMs: 0, sweepIntervalMs: 0, sweepBatch: 10, uncitedWindowHours: 2 });
+    // A flush delay is a few milliseconds; a second is the most a trace may wait for company.
+    expect(() => loadConfig({ RECALL_TRACE_FLUSH_MS: "1001" })).toThrow(/RECALL_TRACE_FLUSH_MS/);
+    expect(() => loadConfig({ RECALL_TRACE_FLUSH_MS: "-1" })).toThrow(/RECALL_TRACE_FLUSH_MS/);
     expect(config.faultTraceWriteFailures).toBe(1);
     expect(Object.isFrozen(config.traces)).toBe(true);
   });

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import type { Config } from "../config.js";
 import { runDemo } from "./demo.js";
+import { runErase } from "./erase.js";
 import { runEval } from "./eval.js";
 import { runDeleteSession, runEvents, runHints, runPromotions, runSweep } from "./feedback.js";
 import { runHealth } from "./health.js";
@@ -35,13 +36,14 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "serve",
     summary: "start the sidecar",
-    help: `usage: recall serve
+    help: `usage: recall serve [--ephemeral]
 Start the sidecar: gRPC, gRPC-Web and Connect on RECALL_HOST:RECALL_PORT (and RECALL_SOCKET_PATH),
 configured by the RECALL_* environment variables (README, "Configuration"). Stops gracefully on
-SIGTERM or SIGINT.`,
+SIGTERM or SIGINT.
+  --ephemeral   an empty in-memory store, whatever the store settings say (as RECALL_DATA_DIR=memory://)`,
     run: (args, config) => {
-      noArguments(args);
-      return runServe(config);
+      parseArgs({ args, options: { ephemeral: { type: "boolean" } } });
+      return runServe(config, args);
     },
   },
   {
@@ -137,6 +139,14 @@ ${PRINCIPAL_HELP}`,
 The memory.recalled outbox, unpublished events first (--all: published ones too), as JSON.
 ${PRINCIPAL_HELP}`,
     run: (args, config) => runEvents(config, args),
+  },
+  {
+    name: "erase",
+    summary: "erase everything stored for a principal (ErasePrincipal)",
+    help: `usage: recall erase --tenant T --principal P
+Erase everything stored for one principal, in one transaction, as ErasePrincipal does.
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runErase(config, args),
   },
   {
     name: "sweep",

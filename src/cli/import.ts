@@ -1,11 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import type { JsonValue } from "@bufbuild/protobuf";
 import type { Config } from "../config.js";
 import type { Belief, Episode } from "../domain/model.js";
-import { BeliefSchema, EpisodeSchema } from "../gen/memory/v1/types_pb.js";
-import { createLogger } from "../logger.js";
 import * as validate from "../server/validate.js";
+import { createLogger } from "../logger.js";
+import { addRecord } from "../store/import-records.js";
 import { openStore } from "../store/open-store.js";
 import { Progress } from "./progress.js";
 import { PRINCIPAL_OPTIONS, principalFrom } from "./store-command.js";
@@ -39,14 +39,7 @@ export function parseImport(file: string, text: string, now: Date, progress?: Pr
     progress?.tick();
     if (line.trim() === "") return;
     try {
-      const record = JSON.parse(line) as Record<string, JsonValue>;
-      if (record.belief !== undefined) {
-        parsed.beliefs.push(validate.belief(fromJson(BeliefSchema, record.belief), "belief", now));
-      } else if (record.episode !== undefined) {
-        parsed.episodes.push(validate.episode(fromJson(EpisodeSchema, record.episode), "episode"));
-      } else {
-        throw new Error('line: must hold a "belief" or an "episode" object');
-      }
+      addRecord(parsed, JSON.parse(line) as Record<string, JsonValue>, now);
     } catch (error) {
       parsed.badLines += 1;
       if (parsed.errors.length < MAX_REPORTED) parsed.errors.push(`${file}:${index + 1}: ${error instanceof Error ? error.message : String(error)}`);

@@ -90,6 +90,9 @@ describe("call logs and metrics", () => {
     expect(m.value("recall_snapshot_cache_misses_total")).toBe(0);
     expect(m.value("recall_snapshot_cache_max_bytes")).toBe(64 * 1024 * 1024);
     expect(m.value("recall_tracked_heads")).toBeGreaterThanOrEqual(0);
+    // The principal indexes register their statistics on the same registry.
+    expect(m.types.get("recall_index_loads_total")).toBe("counter");
+    expect(m.value("recall_index_max_bytes")).toBeGreaterThan(0);
     // Default process and Node metrics.
     for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_heap_size_used_bytes"]) {
       expect(m.has(name)).toBe(true);

@@ -68,7 +68,7 @@ describe("recall CLI usage", () => {
   it("an unknown command, a missing argument or a bad value is one line and exit 2", async () => {
     const cases: [string[], RegExp][] = [
       [["frobnicate"], /^recall: unknown command "frobnicate"/],
-      [["serve", "extra"], /^recall serve: unexpected argument "extra"; usage: recall serve$/],
+      [["serve", "extra"], /^recall serve: Unexpected argument 'extra'.*; usage: recall serve \[--ephemeral\]$/],
       [["eval"], /^recall eval: name a suite, locomo or benchmark; usage:/],
       [["eval", "locomo"], /^recall eval: the LoCoMo FILE is missing; usage:/],
       [["eval", "locomo", "x.json", "--questions", "many"], /^recall eval: --questions must be a positive integer; usage:/],

@@ -16,6 +16,7 @@ const envSchema = z.object({
   RECALL_HOST: z.string().min(1).default("127.0.0.1"),
   RECALL_PORT: port.default(50051),
   RECALL_SOCKET_PATH: z.string().min(1).optional(),
+  RECALL_METRICS_PORT: port.optional(),
   RECALL_DATABASE_URL: postgresUrl.optional(),
   // Behind a pooler: see "Many sidecars, one database" in the README.
   RECALL_DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
@@ -47,6 +48,9 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-z_]+=\d+(,[a-z_]+=\d+)*$/, 'must look like "lexical=500,structured=0"')
     .optional(),
+  // OpenTelemetry tracing is on when the endpoint is set; the SDK reads its other OTEL_* variables itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default("recall"),
   // The semantic arm (off by default): see "The semantic arm" in the README.
   RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
   RECALL_EMBEDDER: z.enum(["openai", "hashed"]).default("openai"),
@@ -65,6 +69,8 @@ export type SensitivityName = z.infer<typeof sensitivityName>;
 
 export interface Config {
   readonly listen: { readonly host: string; readonly port: number; readonly socketPath: string | undefined };
+  /** Also serve GET /metrics on this port (on listen.host); undefined: only on the RPC port. */
+  readonly metricsPort: number | undefined;
   readonly store:
     | {
         readonly kind: "postgres";
@@ -111,6 +117,8 @@ export interface Config {
   readonly faultArmDelayMs: Readonly<Record<string, number>>;
   /** The semantic arm; null when RECALL_SEMANTIC=off (the default). */
   readonly semantic: SemanticConfig | null;
+  /** OpenTelemetry span export; null (off, and the SDK never loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  readonly tracing: { readonly serviceName: string } | null;
   /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
   readonly limits: EdgeLimits;
   /** Where tenant and principal come from (see "Who may call" in the README). */
@@ -168,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ("problems" in edge) throw new ConfigError(`invalid configuration:\n  ${edge.problems.join("\n  ")}`);
   return Object.freeze({
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
+    metricsPort: e.RECALL_METRICS_PORT,
     store: Object.freeze(
       e.RECALL_DATABASE_URL
         ? {
@@ -211,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
     ),
     semantic,
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? Object.freeze({ serviceName: e.OTEL_SERVICE_NAME }) : null,
     limits: edgeLimits(e),
     identity: edge.identity,
     tls: edge.tls,

@@ -27,6 +27,18 @@ import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes, snapshotKeyPrefix } from "./moments/snapshot.js";
 import type { CachedSnapshot } from "./recall/pipeline.js";
 import { metricsEndpoint } from "./server/metrics.js";
+import { armMetrics } from "./metrics/arm-metrics.js";
+import { registerCacheMetrics } from "./metrics/cache-metrics.js";
+import { registerIndexMetrics } from "./metrics/index-metrics.js";
+import { startMetricsServer } from "./metrics/metrics-server.js";
+import { createMetricsRegistry } from "./metrics/registry.js";
+import { rpcMetricsInterceptor } from "./metrics/rpc-metrics.js";
+import { instrumentedSqlClient } from "./metrics/store-metrics.js";
+import { registerTraceWriterMetrics, timedTraceSink } from "./metrics/trace-writer-metrics.js";
+import { allObservers } from "./recall/arms/arm.js";
+import { armSpans, tracedTraceSink } from "./tracing/recall-spans.js";
+import { rpcSpanInterceptor } from "./tracing/rpc-spans.js";
+import { startTracing } from "./tracing/start-tracing.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
 import { startSweeper } from "./trace/sweeper.js";
 import { TraceWriter } from "./trace/trace-writer.js";
@@ -68,7 +80,12 @@ export interface Sidecar {
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
   // Before anything is opened: an unsafe listen address is refused outright.
   const identity = await identitySetup(config, logger);
-  const store = await openStore(config.store, logger, { semantic: config.semantic !== null });
+  const metrics = createMetricsRegistry();
+  const store = await openStore(config.store, logger, {
+    semantic: config.semantic !== null,
+    instrument: (client) => instrumentedSqlClient(client, metrics, config.store.kind === "postgres" ? config.store.poolMax : 1),
+  });
+  const tracing = config.tracing ? await startTracing(config.tracing) : undefined;
   if (Object.keys(config.faultArmDelayMs).length > 0) {
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
@@ -83,6 +100,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
   });
   await indexes.start();
+  registerIndexMetrics(metrics, () => indexes.stats);
   // An erased principal's snapshots and index leave memory at once, whichever sidecar erased it.
   heads.onErased((p) => {
     snapshotCache.deleteByPrefix(snapshotKeyPrefix(p));
@@ -92,7 +110,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
-  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
+  const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
+  const traceSink = timedTraceSink(tracing ? tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
   const traces = new TraceWriter(
     traceSink,
     {
@@ -105,6 +124,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     },
     logger,
   );
+  registerTraceWriterMetrics(metrics, traces);
+  registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
   const { semantic, backfill } = startSemantic(config, store, logger);
 
   const handler = connectNodeAdapter({
@@ -119,8 +140,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     readMaxBytes: config.limits.readMaxBytes,
     ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
-    fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size, principalIndex: indexes.stats })),
+    fallback: metricsEndpoint(metrics),
     interceptors: [
+      ...(tracing ? [rpcSpanInterceptor(tracing.tracer)] : []),
+      rpcMetricsInterceptor(metrics),
       requestLogInterceptor(logger),
       identityInterceptor(identity.source),
       stringCheckInterceptor(),
@@ -139,6 +162,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
+        armObserver: tracing ? allObservers([armMetrics(metrics), armSpans(tracing.tracer)]) : armMetrics(metrics),
         candidates: indexes,
         ...(semantic ? { semantic } : {}),
       });
@@ -164,14 +188,23 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   });
 
   let server: RunningServer;
+  let metricsServer: { port: number; close(): Promise<void> } | undefined;
   try {
     server = await listen(handler, { ...config.listen, limits: config.limits, tls: identity.tls });
+    if (config.metricsPort !== undefined) {
+      metricsServer = await startMetricsServer(metrics, config.listen.host, config.metricsPort).catch(async (error: unknown) => {
+        await server.close(0);
+        throw error;
+      });
+    }
   } catch (error) {
+    // Nothing may stay half-started: every part started above is stopped before the error leaves.
     await backfill?.stop();
     await traces.close(Date.now());
     await heads.stop();
     await notifications.close();
     await store.db.close();
+    await tracing?.shutdown().catch(() => {});
     throw error;
   }
 
@@ -214,7 +247,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       : undefined;
 
   logger.info(
-    { host: config.listen.host, port: server.port, socketPath: server.socketPath, store: config.store.kind },
+    { host: config.listen.host, port: server.port, socketPath: server.socketPath, metricsPort: metricsServer?.port, store: config.store.kind },
     "recall sidecar listening",
   );
 
@@ -229,6 +262,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         clearInterval(timer);
         health.shutdown();
         const { forced } = await server.close(config.shutdownGraceMs);
+        await metricsServer?.close();
         if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
         // A sweep stuck on an unreachable store must not hold the shutdown.
         await Promise.race([sweeper?.stop(), delay(Math.max(0, deadlineAt - Date.now()), undefined, { ref: false })]);
@@ -240,6 +274,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         await Promise.race([Promise.all([heads.stop(), indexes.stop()]), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
         await notifications.close();
         await store.db.close();
+        await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "spans not exported at shutdown"));
         logger.info("recall sidecar stopped");
       })();
       return stopping;

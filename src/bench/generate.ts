@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
+import { Progress } from "../cli/progress.js";
 import postgres from "postgres";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite-client.js";
@@ -266,6 +267,7 @@ async function generate(db: SqlClient, params: GenerationParams, log: (line: str
      WHERE schemaname = current_schema() AND tablename = 'beliefs' AND indexname <> 'beliefs_pkey'`,
   );
   for (const ix of indexes) await db.exec(`DROP INDEX ${ix.indexname}`);
+  const progress = new Progress({ label: "bench: generating", unit: "beliefs", total: params.beliefs });
   for (let lo = 1; lo <= params.beliefs; lo += CHUNK) {
     const hi = Math.min(params.beliefs, lo + CHUNK - 1);
     await db.query(INSERT_CHUNK, [
@@ -287,8 +289,10 @@ async function generate(db: SqlClient, params: GenerationParams, log: (line: str
       layout.lowerBounds,
       layout.multiplier,
     ]);
-    log(`generated ${hi.toLocaleString("en-US")} / ${params.beliefs.toLocaleString("en-US")} beliefs`);
+    progress.tick(hi - lo + 1);
   }
+  progress.done();
+  log(`generated ${params.beliefs.toLocaleString("en-US")} beliefs`);
   for (const ix of indexes) {
     log(`building ${ix.indexname}`);
     await db.exec(ix.indexdef);

@@ -1,4 +1,6 @@
 import { parseArgs } from "node:util";
+import { Progress } from "./progress.js";
+import { UsageError } from "./usage-error.js";
 import { runBenchmark } from "../eval/benchmark.js";
 import { baselineDifferences, readBaseline, recordDecision, toBaseline, writeBaseline } from "../eval/benchmark-baseline.js";
 import { readBenchmarkFixture } from "../eval/benchmark-fixture.js";
@@ -10,10 +12,6 @@ import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite-client.js";
-
-const USAGE =
-  "usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--json]\n" +
-  "       recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]\n";
 
 export const BENCHMARK_FIXTURE = "test/fixtures/benchmark/fixture.json";
 export const BENCHMARK_BASELINE = "test/fixtures/benchmark/baseline.json";
@@ -42,20 +40,31 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
   if (suite === "benchmark") {
     return benchmark(values.fixture, values.baseline, { record: values.record, json: values.json, acceptRegression: values["accept-regression"] ?? null });
   }
-  if (suite !== "locomo" || !file) {
-    process.stderr.write(USAGE);
-    return 2;
-  }
+  if (suite !== "locomo") throw new UsageError(suite === undefined ? "name a suite, locomo or benchmark" : `unknown suite "${suite}"`);
+  if (!file) throw new UsageError("the LoCoMo FILE is missing");
+  let progress: Progress | undefined;
   const report = await evaluateLocomo(file, {
-    conversations: values.conversations ? Number(values.conversations) : undefined,
-    questionsPerConversation: values.questions ? Number(values.questions) : undefined,
+    conversations: count(values.conversations, "--conversations"),
+    questionsPerConversation: count(values.questions, "--questions"),
     subjects: values.subjects,
+    onQuestion: (_answered, total) => {
+      progress ??= new Progress({ label: "recall eval locomo", unit: "questions", total });
+      progress.tick();
+    },
     ...(values.semantic
       ? { semantic: config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS) }
       : {}),
   });
+  progress?.done();
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatLocomoReport(report)}\n`);
   return 0;
+}
+
+function count(value: string | undefined, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${option} must be a positive integer`);
+  return n;
 }
 
 /**

@@ -67,7 +67,8 @@ export async function runDeleteSession(config: Config, args: string[]): Promise<
 }
 
 export async function runSweep(config: Config, args: string[]): Promise<number> {
-  if (args.length > 0) return usage("recall sweep");
+  // No options: anything given is a usage error (thrown by parseArgs).
+  parseArgs({ args, options: {} });
   return withStore(config, "sweep", async (store, out) => {
     const result = await sweepOnce(store.traces, new Date(), {
       batch: config.traces.sweepBatch,

@@ -6,10 +6,8 @@ import { RecallTraceSchema, RecallTraceViewSchema } from "../gen/memory/v1/types
 import { recallTraceToProto, recallTraceViewToProto } from "../server/convert.js";
 import * as validate from "../server/validate.js";
 import { traceView } from "../trace/trace-view.js";
+import { UsageError } from "./usage-error.js";
 import { PRINCIPAL_OPTIONS, parseArgs, principalFrom, withStore } from "./store-command.js";
-
-const USAGE = `usage: recall trace TRACE_ID [--tenant T --principal P]
-       recall trace --view TURN_ID [--surface CEILING|SURFACE_ID] [--ceiling CEILING] [--tenant T --principal P]`;
 
 /**
  * `recall trace TRACE_ID`: the principal's persisted trace as JSON, exactly
@@ -26,13 +24,21 @@ export async function runTrace(config: Config, args: string[]): Promise<number> 
   });
   const principal = principalFrom(values);
   const traceId = positionals[0];
-  if (!principal || (values.view === undefined) === (traceId === undefined) || positionals.length > 1) {
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
+  if ((values.view === undefined) === (traceId === undefined) || positionals.length > 1) {
+    throw new UsageError("give one TRACE_ID or --view TURN_ID");
   }
+  if (!principal) throw new UsageError("--tenant and --principal are required");
   const viewing = values.view === undefined ? null : viewingSurface(values.surface, values.ceiling, config);
   if (viewing instanceof InvalidArgumentError) {
     process.stderr.write(`recall trace: ${viewing.message}\n`);
+    return 2;
+  }
+  // A malformed id is refused before the store is opened.
+  let id: string;
+  try {
+    id = traceId === undefined ? "" : validate.uuid(traceId, "trace_id");
+  } catch (error) {
+    process.stderr.write(`recall trace: ${(error as Error).message}\n`);
     return 2;
   }
   return withStore(config, "trace", async (store, out) => {
@@ -43,7 +49,7 @@ export async function runTrace(config: Config, args: string[]): Promise<number> 
       out(`${JSON.stringify(toJson(RecallTraceViewSchema, recallTraceViewToProto(view), { alwaysEmitImplicit: true }), null, 2)}\n`);
       return 0;
     }
-    const trace = await store.getTrace(principal, validate.uuid(traceId!, "trace_id"));
+    const trace = await store.getTrace(principal, id);
     if (!trace) throw new NotFoundError("trace not found");
     out(`${JSON.stringify(toJson(RecallTraceSchema, recallTraceToProto(trace), { alwaysEmitImplicit: true }), null, 2)}\n`);
     return 0;

@@ -3,7 +3,7 @@ import type { Belief, Episode } from "../domain/model.js";
 import { SENSITIVITY } from "../domain/model.js";
 
 /**
- * Reads the LoCoMo data format (shared/data/locomo/README.md): one memory
+ * Reads the public LoCoMo data format (snap-research/LoCoMo, data/locomo10.json): one memory
  * store per conversation; each observation is a belief whose provenance is
  * its dia_id(s); each dialog turn is an episode. Pure: JSON in, plain data out.
  */

@@ -32,6 +32,8 @@ export interface LocomoOptions {
   subjects?: boolean;
   /** Adds the semantic arm with this embedder (every belief embedded before the questions). */
   semantic?: Embedder;
+  /** Called after each question with the count so far and the total (for progress on stderr). */
+  onQuestion?: (answered: number, total: number) => void;
 }
 
 export interface LocomoReport {
@@ -79,9 +81,10 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   let questions = 0;
   let skipped = 0;
 
+  const conversations = samples.map(readConversation);
+  const total = conversations.reduce((n, c) => n + c.questions.slice(0, options.questionsPerConversation).length, 0);
   try {
-    for (const sample of samples) {
-      const conv = readConversation(sample);
+    for (const conv of conversations) {
       const principal = { tenantId: "locomo", principalId: conv.sampleId };
       for (let i = 0; i < conv.episodes.length; i += 1000) await store.appendEpisodes(principal, conv.episodes.slice(i, i + 1000));
       for (let i = 0; i < conv.beliefs.length; i += 1000) await store.putBeliefs(principal, conv.beliefs.slice(i, i + 1000));
@@ -125,6 +128,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
           bucket(group).recall[k]!.push(scoreQuestion(ranked, q.evidence, k));
           bucket(group).bm25[k]!.push(scoreQuestion(baseline, q.evidence, k));
         }
+        options.onQuestion?.(questions, total);
       }
     }
   } finally {

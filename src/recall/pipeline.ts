@@ -18,7 +18,7 @@ import type { SnapshotCache } from "../moments/snapshot-cache.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
 import type { CandidateRouter } from "./candidate-source.js";
 import { assemble } from "./assemble.js";
-import type { ArmOutcome, RecallArm } from "./arms/arm.js";
+import type { ArmObserver, ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
 import { lexicalArm } from "./arms/lexical.js";
 import { semanticArm, type SemanticSearch } from "./arms/semantic.js";
@@ -75,6 +75,8 @@ export interface PipelineDeps {
   armDelayMs?: Readonly<Record<string, number>>;
   /** The semantic arm's embedder and store; absent when RECALL_SEMANTIC=off. */
   semantic?: SemanticSearch;
+  /** Sees every arm run and outcome (metrics, spans); the pipeline does not know which. */
+  armObserver?: ArmObserver;
 }
 
 export interface RecallRun {
@@ -154,9 +156,13 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const outcomes: ArmOutcome[] = [];
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
   for await (const outcome of runArms(
-    arms.map((arm) => withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0)),
+    arms.map((arm) => {
+      const delayed = withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0);
+      return deps.armObserver ? deps.armObserver.wrap(delayed, run.kind) : delayed;
+    }),
     { deadlineAt: run.deadlineAt - marginMs, signal: run.signal, onArmError: deps.onArmError },
   )) {
+    deps.armObserver?.outcome(outcome, run.kind);
     outcomes.push(outcome);
     yield outcome;
   }

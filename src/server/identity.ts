@@ -46,6 +46,11 @@ function readIdentifier(header: Headers, name: string): string {
   return value;
 }
 
+/** The caller's principal once the interceptor has run, for the call's log line and span; undefined before or for anonymous services. */
+export function callerOf(values: ContextValues): Principal | undefined {
+  return values.get(principalKey);
+}
+
 /** With a verified identity the headers are optional; sent, they must name the same caller. */
 export function assertHeadersAgree(header: Headers, verified: Principal): void {
   for (const [name, value] of [

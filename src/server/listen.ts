@@ -1,10 +1,11 @@
-import { existsSync, unlinkSync } from "node:fs";
+import { existsSync, statSync, unlinkSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import type { EdgeLimits } from "../edge-config.js";
 import { endWithUnavailable } from "./grpc-cutoff.js";
 import { withSpecGrpcMessage } from "./grpc-message-encoding.js";
+import { socketListenError, tcpListenError } from "./listen-errors.js";
 
 /**
  * One port for every client: gRPC needs HTTP/2 (h2c, prior knowledge), while
@@ -142,14 +143,23 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
   } else {
     tcp = net.createServer(route);
   }
-  await bind(tcp, { host: options.host, port: options.port });
+  await bind(tcp, { host: options.host, port: options.port }).catch((error: unknown) => {
+    throw tcpListenError(error, options.host, options.port);
+  });
   servers.push(tcp);
   if (options.socketPath) {
-    // A stale socket file from a crashed run would make listen fail with EADDRINUSE.
-    if (existsSync(options.socketPath)) unlinkSync(options.socketPath);
-    const unix = net.createServer(route);
-    await bind(unix, { path: options.socketPath });
-    servers.push(unix);
+    const path = options.socketPath;
+    try {
+      // A stale socket file from a crashed run would make listen fail with EADDRINUSE.
+      if (existsSync(path) && statSync(path).isSocket()) unlinkSync(path);
+      const unix = net.createServer(route);
+      await bind(unix, { path });
+      servers.push(unix);
+    } catch (error) {
+      // Never half-started: the TCP listener goes with the failed socket.
+      await new Promise((resolve) => tcp.close(resolve));
+      throw socketListenError(error, path);
+    }
   }
   const address = tcp.address();
   const port = typeof address === "object" && address ? address.port : options.port;

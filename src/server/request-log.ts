@@ -1,12 +1,16 @@
-import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../logger.js";
+import { whenCallEnds } from "./call-end.js";
 import { toConnectError } from "./errors.js";
+import { callLogLevel, statusName } from "./grpc-status.js";
+import { callerOf } from "./identity.js";
 
 /**
- * One log line per call: method, status, duration and the recall trace id
- * when there is one. Never belief text at info level. Also the single place
- * where domain errors are mapped to gRPC statuses, for unary and streaming
- * calls alike.
+ * One log line per call: method, canonical status (OK, INVALID_ARGUMENT, …),
+ * duration, the recall trace id when there is one, tenant and principal.
+ * Server-side failures at warn or error, what the caller got wrong at info.
+ * Never belief text at info level. Also the single place where domain errors
+ * are mapped to gRPC statuses, for unary and streaming calls alike.
  */
 
 interface CallNotes {
@@ -29,34 +33,14 @@ export function requestLogInterceptor(logger: Logger): Interceptor {
     const method = `${req.service.typeName}/${req.method.name}`;
     const finish = (error: unknown) => {
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      const code = error === undefined ? "ok" : Code[toConnectError(error).code];
-      const fields = { method, code, durationMs, traceId: notes.traceId };
-      if (error === undefined) logger.info(fields, "call");
-      else if (error instanceof ConnectError || toConnectError(error).code !== Code.Internal) logger.info(fields, "call");
-      else logger.error({ ...fields, err: error }, "call failed");
+      const code = error === undefined ? undefined : toConnectError(error).code;
+      const caller = callerOf(req.contextValues);
+      const fields = { method, code: statusName(code), durationMs, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId };
+      const level = callLogLevel(code);
+      if (level === "info") logger.info(fields, "call");
+      // The unmapped error (SQL, stack) stays in the log; the caller only ever sees the generic status.
+      else logger[level]({ ...fields, err: error instanceof ConnectError ? error.message : error }, "call failed");
     };
-    try {
-      const res = await next(req);
-      if (!res.stream) {
-        finish(undefined);
-        return res;
-      }
-      const messages = res.message;
-      return {
-        ...res,
-        message: (async function* () {
-          try {
-            yield* messages;
-            finish(undefined);
-          } catch (error) {
-            finish(error);
-            throw toConnectError(error);
-          }
-        })(),
-      };
-    } catch (error) {
-      finish(error);
-      throw toConnectError(error);
-    }
+    return whenCallEnds(() => next(req), finish, toConnectError);
   };
 }

@@ -9,13 +9,18 @@ import { EPHEMERAL_DATA_DIR, migrationKey, openEphemeralPglite } from "./pglite-
 import { createPostgresClient } from "./postgres-client.js";
 import { enableSemantic } from "./semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
+import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
 
 /**
  * Opens the configured store and brings its schema up to date; with
  * `semantic`, also the semantic arm's optional schema (refused, with a
  * ConfigError naming the fix, where pgvector is not available).
  */
-export async function openStore(config: Config["store"], logger: Logger, options: { semantic?: boolean } = {}): Promise<MemoryStore> {
+export async function openStore(
+  config: Config["store"],
+  logger: Logger,
+  options: { semantic?: boolean; instrument?: (client: SqlClient) => SqlClient } = {},
+): Promise<MemoryStore> {
   let client: SqlClient;
   let fromTemplate: boolean | undefined;
   let templateMigrations: string[] | null = null;
@@ -28,15 +33,18 @@ export async function openStore(config: Config["store"], logger: Logger, options
     templateMigrations = ephemeral.migrations;
     if (!fromTemplate) logger.warn("no PGlite template (run npm run build): the ephemeral store is created and migrated at start");
   } else {
-    await mkdir(config.dataDir, { recursive: true });
+    const dataDir = config.dataDir;
+    await mkdir(dataDir, { recursive: true }).catch((error: unknown) => {
+      throw pgliteOpenError(error, dataDir);
+    });
     // One process per directory: a second one would silently overwrite the first one's writes.
-    const release = await lockDataDir(config.dataDir);
+    const release = await lockDataDir(dataDir);
     try {
-      const pglite = createPgliteClient(await openPglite(config.dataDir, { vector: options.semantic ?? false }));
+      const pglite = createPgliteClient(await openPglite(dataDir, { vector: options.semantic ?? false }));
       client = { ...pglite, close: () => pglite.close().finally(release) };
     } catch (error) {
       await release();
-      throw error;
+      throw pgliteOpenError(error, dataDir);
     }
   }
   try {
@@ -48,7 +56,7 @@ export async function openStore(config: Config["store"], logger: Logger, options
     logger.info({ store: config.kind, applied, semantic: options.semantic ?? false, fromTemplate }, "store ready");
   } catch (error) {
     await client.close().catch(() => {});
-    throw error;
+    throw config.kind === "postgres" ? postgresOpenError(error, config.url) : error;
   }
-  return new MemoryStore(client);
+  return new MemoryStore(options.instrument ? options.instrument(client) : client);
 }

@@ -64,13 +64,19 @@ describe("recall CLI", () => {
     expect(stdout).toContain("imported 1 beliefs (of 1) and 1 episodes (of 1)");
 
     const bad = join(dir, "bad.jsonl");
-    await writeFile(bad, [JSON.stringify(lines[1]), JSON.stringify({ belief: { ...lines[1]!.belief, belief_id: "not-a-uuid" } })].join("\n"));
+    await writeFile(
+      bad,
+      [JSON.stringify(lines[1]), JSON.stringify({ belief: { ...lines[1]!.belief, belief_id: "not-a-uuid" } }), "{not json", JSON.stringify({ note: 1 })].join("\n"),
+    );
     const err = await run(process.execPath, [CLI, "import", bad, "--tenant", "t1", "--principal", "p1"], {
       env: env({ RECALL_DATA_DIR: join(dir, "import-data") }),
     }).catch((e: { code: number; stderr: string }) => e);
     expect(err).toMatchObject({ code: 1 });
     expect((err as { stderr: string }).stderr).toContain("bad.jsonl:2: belief.belief_id: must be a UUID");
-    expect((err as { stderr: string }).stderr).toContain("nothing was written");
+    // Every bad line is reported, not only the first.
+    expect((err as { stderr: string }).stderr).toMatch(/bad\.jsonl:3: .*JSON/);
+    expect((err as { stderr: string }).stderr).toContain('bad.jsonl:4: line: must hold a "belief" or an "episode" object');
+    expect((err as { stderr: string }).stderr).toContain("3 bad lines; nothing was written");
   });
 
   it("eval benchmark exits 1 with the per-field diff when the baseline differs; --record refuses a triple regression without a reason", async () => {
@@ -95,23 +101,27 @@ describe("recall CLI", () => {
     expect({ ...recorded, acceptedRegressions: [] }).toEqual(JSON.parse(committed));
   });
 
-  it("eval locomo runs the real pipeline on a slice of the dev set and reports beside BM25", async () => {
-    const file = new URL("../../../shared/data/locomo/locomo-dev.json", import.meta.url).pathname;
-    const { stdout } = await run(process.execPath, [CLI, "eval", "locomo", file, "--conversations", "1", "--questions", "25", "--json"], {
-      env: env(),
-      timeout: 120_000,
-    });
-    const report = JSON.parse(stdout) as { questions: number; results: Record<string, Record<string, Record<string, { frac: number; noise: number; questions: number }>>> };
-    expect(report.questions).toBe(25);
-    const recall = report.results["1-4"]!.recall!;
-    const bm25 = report.results["1-4"]!.bm25!;
-    expect(recall["5"]!.questions).toBeGreaterThan(0);
-    // A working pipeline finds evidence for a good share of these questions; a broken one finds none.
-    expect(recall["10"]!.frac).toBeGreaterThan(0.3);
-    expect(bm25["10"]!.frac).toBeGreaterThan(0.3);
+  it("eval locomo runs the real pipeline on a LoCoMo-format file and reports beside BM25", async () => {
+    // A small synthetic conversation pair in the LoCoMo format (the real file is the user's input).
+    const file = new URL("../fixtures/locomo/synthetic.json", import.meta.url).pathname;
+    type Report = { conversations: number; questions: number; skippedQuestions: number; results: Record<string, Record<string, Record<string, { frac: number; noise: number; questions: number }>>> };
+    const full = JSON.parse((await run(process.execPath, [CLI, "eval", "locomo", file, "--json"], { env: env(), timeout: 120_000 })).stdout) as Report;
+    // Two conversations; the question whose evidence is empty is skipped, the malformed ids ("D2:1; D1:2", "D:1:5") are read.
+    expect(full).toMatchObject({ conversations: 2, questions: 11, skippedQuestions: 1 });
+    expect(full.results["5"]!.recall!["5"]!.questions).toBe(1);
+    const recall = full.results["1-4"]!.recall!;
+    const bm25 = full.results["1-4"]!.bm25!;
+    expect(recall["5"]!.questions).toBe(10);
+    // Each question names words of its evidence: a working pipeline finds nearly all of it, a broken one none.
+    expect(recall["10"]!.frac).toBeGreaterThan(0.8);
+    expect(bm25["10"]!.frac).toBeGreaterThan(0.8);
     for (const k of ["5", "10", "20"]) {
       expect(recall[k]!.frac).toBeGreaterThanOrEqual(0);
       expect(recall[k]!.frac).toBeLessThanOrEqual(1);
     }
+
+    // A slice: the first conversation, its first three questions.
+    const slice = JSON.parse((await run(process.execPath, [CLI, "eval", "locomo", file, "--conversations", "1", "--questions", "3", "--json"], { env: env(), timeout: 120_000 })).stdout) as Report;
+    expect(slice).toMatchObject({ conversations: 1, questions: 3 });
   });
 });

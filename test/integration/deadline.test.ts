@@ -49,7 +49,7 @@ describe.each(["pglite", "postgres"] as const)("deadlines and cancellation (%s)"
           .split("\n")
           .filter((l) => l.includes('"method":"memory.v1.MemoryService/Recall"'))
           .map((l) => JSON.parse(l) as Json)
-          .find((l) => l.code === "Canceled");
+          .find((l) => l.code === "CANCELLED");
         if (line) resolve(line);
         else if (Date.now() > deadline) reject(new Error(`no cancelled call in the log:\n${sidecar.logs()}`));
         else setTimeout(poll, 50);

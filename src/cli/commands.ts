@@ -1,0 +1,185 @@
+import { parseArgs } from "node:util";
+import type { Config } from "../config.js";
+import { runDemo } from "./demo.js";
+import { runErase } from "./erase.js";
+import { runEval } from "./eval.js";
+import { runDeleteSession, runEvents, runHints, runPromotions, runSweep } from "./feedback.js";
+import { runHealth } from "./health.js";
+import { runImport } from "./import.js";
+import { runReport } from "./report.js";
+import { runServe } from "./serve.js";
+import { runTrace } from "./trace.js";
+import { UsageError } from "./usage-error.js";
+
+/**
+ * Every `recall` command with its usage: the first line is what a usage
+ * error prints (one line), the whole text is what `--help` prints. Usage is
+ * answered here, before any configuration is read or any store opened, so
+ * `--help` never has a side effect.
+ */
+
+export interface Command {
+  readonly name: string;
+  /** One line for the overview. */
+  readonly summary: string;
+  /** The whole `--help` text; its first line is the one-line usage. */
+  readonly help: string;
+  run(args: string[], config: Config): Promise<number>;
+}
+
+const PRINCIPAL_HELP = `  --tenant T, --principal P   the principal (default: RECALL_TENANT_ID, RECALL_PRINCIPAL_ID)
+
+Opens the configured store directly (RECALL_DATABASE_URL, or PGlite in RECALL_DATA_DIR). A PGlite
+directory is used by one process at a time: against a directory a sidecar holds, it exits 2.`;
+
+export const COMMANDS: readonly Command[] = [
+  {
+    name: "serve",
+    summary: "start the sidecar",
+    help: `usage: recall serve [--ephemeral]
+Start the sidecar: gRPC, gRPC-Web and Connect on RECALL_HOST:RECALL_PORT (and RECALL_SOCKET_PATH),
+configured by the RECALL_* environment variables (README, "Configuration"). Stops gracefully on
+SIGTERM or SIGINT.
+  --ephemeral   an empty in-memory store, whatever the store settings say (as RECALL_DATA_DIR=memory://)`,
+    run: (args, config) => {
+      parseArgs({ args, options: { ephemeral: { type: "boolean" } } });
+      return runServe(config, args);
+    },
+  },
+  {
+    name: "demo",
+    summary: "the sidecar on the embedded store with demo memories",
+    help: `usage: recall demo [--once]
+Start the sidecar on the embedded store (RECALL_DATA_DIR, default ./.recall-data), load a small demo
+memory over gRPC, print a session-open snapshot and an in-turn recall with their trace ids, and keep
+serving until Ctrl-C.
+  --once   exit after printing`,
+    run: (args, config) => runDemo(config, parseArgs({ args, options: { once: { type: "boolean", default: false } } }).values),
+  },
+  {
+    name: "import",
+    summary: "load beliefs and episodes from a JSON-lines file",
+    help: `usage: recall import FILE.jsonl --tenant T --principal P
+Load beliefs and episodes, one JSON object per line: {"belief": {...}} or {"episode": {...}} in
+protobuf JSON. The whole file is validated first; every bad line is reported (up to 20) and then
+nothing is written. Progress goes to stderr.
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runImport(config, args),
+  },
+  {
+    name: "health",
+    summary: "exit 0 when the sidecar answers SERVING",
+    help: `usage: recall health
+Call grpc.health.v1 Check on RECALL_HOST:RECALL_PORT; exit 0 when the sidecar answers SERVING, 1
+otherwise. For container health checks and exec probes.`,
+    run: (args, config) => {
+      noArguments(args);
+      return runHealth(config);
+    },
+  },
+  {
+    name: "eval",
+    summary: "LoCoMo retrieval evaluation; the deterministic benchmark",
+    help: `usage: recall eval locomo FILE [options] | recall eval benchmark [options]
+recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--json]
+  LoCoMo retrieval evaluation of FILE (LoCoMo's public JSON format) on a fresh embedded store, beside
+  plain BM25. --conversations/--questions take a slice; --subjects passes the speakers a question
+  names as subjects; --semantic adds the semantic arm (configured or hashed embedder).
+recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]
+  The deterministic benchmark (npm run eval); exits 1 when it differs from the baseline; --record
+  re-records it, refusing a triple regression unless --accept-regression says why.`,
+    run: runEval,
+  },
+  {
+    name: "report",
+    summary: "snapshot utilization and misses per session",
+    help: `usage: recall report snapshots --tenant T --principal P [--session S]
+Snapshot utilization and misses per session, from the traces, as JSON.
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runReport(config, args),
+  },
+  {
+    name: "trace",
+    summary: "a persisted trace, or the user view of a turn",
+    help: `usage: recall trace TRACE_ID | --view TURN_ID [--surface CEILING|SURFACE_ID] [--ceiling CEILING]
+recall trace TRACE_ID        the principal's persisted trace as JSON (GetTrace, operator form)
+recall trace --view TURN_ID  the user view of a turn (GetTrace, user form); --surface takes a ceiling
+                             (public, personal, confidential, restricted) or a surface id
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runTrace(config, args),
+  },
+  {
+    name: "delete-session",
+    summary: "delete a session's traces, citations and events",
+    help: `usage: recall delete-session SESSION_ID --tenant T --principal P
+Delete the session's traces, citations and memory.recalled events (as DeleteSessionTraces does).
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runDeleteSession(config, args),
+  },
+  {
+    name: "hints",
+    summary: "re-derivation hints (subjects missed repeatedly)",
+    help: `usage: recall hints [--min-misses N] [--limit N] --tenant T --principal P
+Subjects repeatedly queried with nothing rendered (re-derivation hints), as JSON.
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runHints(config, args),
+  },
+  {
+    name: "promotions",
+    summary: "carried beliefs the model cited",
+    help: `usage: recall promotions [--limit N] --tenant T --principal P
+Beliefs carried from another project that the model cited (promotion candidates), as JSON.
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runPromotions(config, args),
+  },
+  {
+    name: "events",
+    summary: "the memory.recalled outbox",
+    help: `usage: recall events [--all] [--limit N] --tenant T --principal P
+The memory.recalled outbox, unpublished events first (--all: published ones too), as JSON.
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runEvents(config, args),
+  },
+  {
+    name: "erase",
+    summary: "erase everything stored for a principal (ErasePrincipal)",
+    help: `usage: recall erase --tenant T --principal P
+Erase everything stored for one principal, in one transaction, as ErasePrincipal does.
+${PRINCIPAL_HELP}`,
+    run: (args, config) => runErase(config, args),
+  },
+  {
+    name: "sweep",
+    summary: "run the retention and uncited-utility sweeps once",
+    help: `usage: recall sweep
+Run the retention and uncited-utility sweeps once, to completion, on the configured store.`,
+    run: (args, config) => runSweep(config, args),
+  },
+];
+
+/** Commands that take no arguments refuse any, as a usage error. */
+function noArguments(args: readonly string[]): void {
+  if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`);
+}
+
+/** The one-line usage of a command. */
+export function usageLine(command: Command): string {
+  return command.help.split("\n", 1)[0]!;
+}
+
+export const OVERVIEW = `usage: recall <command> [options]      (recall <command> --help for its usage)
+
+commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(16)}${c.summary}`).join("\n")}
+
+Configuration is environment variables (RECALL_*), listed in the README.`;
+
+export function findCommand(name: string | undefined): Command | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}
+
+/** `--help` or `-h` anywhere before a `--` asks for usage. */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}

@@ -1,0 +1,97 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI } from "../support/sidecar-process.js";
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI and resolves with its exit code and output, whatever the code. */
+function recall(args: string[], env: Record<string, string>): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error ? ((error as { code?: number | null }).code ?? null) : 0;
+      resolve({ code: typeof code === "number" ? code : null, stdout, stderr });
+    });
+  });
+}
+
+const COMMANDS = ["serve", "demo", "import", "health", "eval", "report", "trace", "delete-session", "hints", "promotions", "events", "erase", "sweep"];
+
+/** What a user gets wrong is one line and an exit code, never a stack trace or a half-done action. */
+describe("recall CLI usage", () => {
+  let dir: string;
+  let dataDir: string;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "recall-usage-"));
+    dataDir = join(dir, "data");
+    // A port nothing listens on: `health` would fail on it, `serve` would bind it.
+    env = { PATH: process.env.PATH ?? "", RECALL_PORT: "51501", RECALL_DATA_DIR: dataDir, RECALL_TENANT_ID: "t", RECALL_PRINCIPAL_ID: "p" };
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.each(COMMANDS)("%s --help prints its usage and exits 0 with no side effect", async (command) => {
+    const ran = await recall([command, "--help"], env);
+    expect(ran).toMatchObject({ code: 0, stderr: "" });
+    expect(ran.stdout).toMatch(new RegExp(`^usage: recall ${command}\\b`));
+    // No store was opened (serve, demo and the store commands would create the data directory).
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("--help after other arguments, -h and `recall help COMMAND` answer the same way", async () => {
+    const help = (await recall(["import", "--help"], env)).stdout;
+    expect(await recall(["import", "some.jsonl", "--tenant", "t", "--help"], env)).toMatchObject({ code: 0, stdout: help });
+    expect(await recall(["import", "-h"], env)).toMatchObject({ code: 0, stdout: help });
+    expect(await recall(["help", "import"], env)).toMatchObject({ code: 0, stdout: help });
+    const overview = await recall(["--help"], env);
+    expect(overview.code).toBe(0);
+    for (const command of COMMANDS) expect(overview.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
+  });
+
+  it.each(COMMANDS)("%s with an unknown option is one line on stderr and exit 2", async (command) => {
+    const args = command === "eval" ? ["eval", "locomo", "x.json", "--bogus"] : [command, "--bogus"];
+    const ran = await recall(args, env);
+    expect(ran.code).toBe(2);
+    expect(ran.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(new RegExp(`^recall ${command}: .*--bogus.*usage: recall ${command}`))]);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("an unknown command, a missing argument or a bad value is one line and exit 2", async () => {
+    const cases: [string[], RegExp][] = [
+      [["frobnicate"], /^recall: unknown command "frobnicate"/],
+      [["serve", "extra"], /^recall serve: Unexpected argument 'extra'.*; usage: recall serve \[--ephemeral\]$/],
+      [["eval"], /^recall eval: name a suite, locomo or benchmark; usage:/],
+      [["eval", "locomo"], /^recall eval: the LoCoMo FILE is missing; usage:/],
+      [["eval", "locomo", "x.json", "--questions", "many"], /^recall eval: --questions must be a positive integer; usage:/],
+      [["trace"], /^recall trace: give one TRACE_ID or --view TURN_ID; usage:/],
+      [["trace", "not-a-uuid"], /^recall trace: trace_id: must be a UUID/],
+      [["import"], /^usage: recall import/],
+    ];
+    for (const [args, line] of cases) {
+      const ran = await recall(args, env);
+      expect({ args, code: ran.code }).toEqual({ args, code: 2 });
+      expect(ran.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(line)]);
+    }
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("a missing file is one line naming it, exit 1, nothing written", async () => {
+    const missing = join(dir, "missing.json");
+    for (const args of [["eval", "locomo", missing], ["import", missing, "--tenant", "t", "--principal", "p"]]) {
+      const ran = await recall(args, env);
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).not.toMatch(/^\s+at /m);
+      expect(ran.stderr).toContain(`cannot read ${missing}: no such file or directory`);
+    }
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});

@@ -29,6 +29,7 @@ import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
+import { scanStatements } from "./safety.js";
 import { demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { runArms } from "./run-arms.js";
@@ -186,10 +187,11 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const collapsed = collapse(reranked, perSubjectCap(query.maxItems, query.profile, policy));
 
   // 7. Safety pass, per item, and the line each item would render as.
-  const candidates = collapsed.kept.map((b) => {
+  const verdicts = await scanStatements(collapsed.kept);
+  const candidates = collapsed.kept.map((b, i) => {
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
     // A historical query bands a belief with the lifecycle it had at as_of.
-    const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy);
+    const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy, verdicts[i]!);
     return { belief: b, beliefId: b.beliefId, beliefType: b.beliefType, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
   });
 

@@ -256,7 +256,7 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
         const { result } = await ask(session.principal, { ...step }, { turnId: `gate5/${step.id}` });
         const trace = (await store().getTrace(session.principal, result.traceId))!;
         expect(trace.renderedSha256, step.id).toBe(sha256(result.rendered));
-        const again = rerender(trace, await store().beliefsById(session.principal, trace.returned));
+        const again = await rerender(trace, await store().beliefsById(session.principal, trace.returned));
         expect(sha256(again), step.id).toBe(trace.renderedSha256);
         checked += 1;
       }

@@ -51,7 +51,9 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
     questionsPerConversation: values.questions ? Number(values.questions) : undefined,
     subjects: values.subjects,
     ...(values.semantic
-      ? { semantic: config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS) }
+      ? config?.semantic
+        ? { semantic: createEmbedder(config.semantic), semanticSimilarity: config.semantic.similarity }
+        : { semantic: hashedEmbedder(DEFAULT_HASHED_DIMENSIONS) }
       : {}),
   });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatLocomoReport(report)}\n`);

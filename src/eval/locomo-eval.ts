@@ -10,6 +10,7 @@ import { createPgliteClient, openPglite } from "../store/pglite-client.js";
 import type { Embedder } from "../embed/embedder.js";
 import { EmbeddingBackfill } from "../embed/embedding-backfill.js";
 import { enableSemantic, SemanticStore } from "../store/semantic-store.js";
+import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "../recall/semantic-calibration.js";
 import { Bm25Index } from "./bm25.js";
 import { readConversation } from "./locomo-data.js";
 import { aggregate, percentile, scoreQuestion, type Aggregate, type QuestionScore } from "./retrieval-metrics.js";
@@ -32,6 +33,8 @@ export interface LocomoOptions {
   subjects?: boolean;
   /** Adds the semantic arm with this embedder (every belief embedded before the questions). */
   semantic?: Embedder;
+  /** The semantic arm's calibration (default: the hashed embedder's). */
+  semanticSimilarity?: SemanticSimilarity;
 }
 
 export interface LocomoReport {
@@ -54,7 +57,9 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   const client = createPgliteClient(db);
   await migrate(client, await loadMigrations());
   const store = new MemoryStore(client);
-  const semantic = options.semantic ? await semanticSearch(client, options.semantic) : undefined;
+  const semantic = options.semantic
+    ? await semanticSearch(client, options.semantic, options.semanticSimilarity ?? DEFAULT_SEMANTIC_SIMILARITY.hashed)
+    : undefined;
   // Traces are written straight to the store: the evaluation has no reason to bound them.
   const traces = { record: async (p: Parameters<MemoryStore["recordTrace"]>[0], t: Parameters<MemoryStore["recordTrace"]>[1]) => void (await store.recordTrace(p, t)) };
   const deps: PipelineDeps = {
@@ -152,7 +157,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
 }
 
 /** The semantic arm over the evaluation's store; its backfill is driven batch by batch, not started. */
-async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder) {
+async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder, similarity: SemanticSimilarity) {
   await enableSemantic(client);
   const semanticStore = new SemanticStore(client);
   const backfill = new EmbeddingBackfill(
@@ -161,7 +166,7 @@ async function semanticSearch(client: ReturnType<typeof createPgliteClient>, emb
     { batch: 256, pollIntervalMs: 60_000, retryMinMs: 1000, retryMaxMs: 1000, sensitivityCeiling: SENSITIVITY.restricted },
     pino({ level: "silent" }),
   );
-  return { search: { embedder, store: semanticStore }, backfill };
+  return { search: { embedder, store: semanticStore, similarity }, backfill };
 }
 
 function inTurnQuery(text: string, subjects: string[]): RequestedQuery {

@@ -30,6 +30,7 @@ import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
 import { scanStatements } from "./safety.js";
+import { gateSemanticOnly } from "./semantic-calibration.js";
 import { demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { runArms } from "./run-arms.js";
@@ -167,17 +168,14 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     policy.rrfK,
   );
 
-  // 5. Rank.
+  // 5. Rank. A belief only the semantic arm found counts as far as its similarity does.
+  const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
   const ranked = fused.map((f) => {
     const belief = beliefs.get(f.beliefId)!;
     const carried = isCarried(belief, query.currentScope);
-    return {
-      ...belief,
-      arms: f.arms,
-      carried,
-      // A historical query ranks a belief with the lifecycle it had at as_of.
-      score: score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy),
-    };
+    // A historical query ranks a belief with the lifecycle it had at as_of.
+    const s = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy);
+    return { ...belief, arms: f.arms, carried, score: gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity) };
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
   // The penalty's last part needs the first ranking: a near-duplicate of a higher-ranked item.

@@ -12,7 +12,7 @@ import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite-client.js";
 
 const USAGE =
-  "usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--json]\n" +
+  "usage: recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--items N] [--budget N] [--details OUT] [--json]\n" +
   "       recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]\n";
 
 export const BENCHMARK_FIXTURE = "test/fixtures/benchmark/fixture.json";
@@ -36,6 +36,9 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
       record: { type: "boolean", default: false },
       "accept-regression": { type: "string" },
       semantic: { type: "boolean", default: false },
+      items: { type: "string" },
+      budget: { type: "string" },
+      details: { type: "string" },
     },
   });
   const [suite, file] = positionals;
@@ -46,10 +49,20 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
     process.stderr.write(USAGE);
     return 2;
   }
+  for (const flag of ["items", "budget"] as const) {
+    const v = values[flag];
+    if (v !== undefined && !(Number.isInteger(Number(v)) && Number(v) > 0)) {
+      process.stderr.write(`--${flag} must be a positive integer\n${USAGE}`);
+      return 2;
+    }
+  }
   const report = await evaluateLocomo(file, {
     conversations: values.conversations ? Number(values.conversations) : undefined,
     questionsPerConversation: values.questions ? Number(values.questions) : undefined,
     subjects: values.subjects,
+    injectedItems: values.items ? Number(values.items) : undefined,
+    injectedBudget: values.budget ? Number(values.budget) : undefined,
+    details: values.details,
     ...(values.semantic
       ? config?.semantic
         ? { semantic: createEmbedder(config.semantic), semanticSimilarity: config.semantic.similarity }

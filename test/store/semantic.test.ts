@@ -278,8 +278,8 @@ describe("semantic arm (pglite with pgvector)", () => {
       expect(result.items[0]!.arms).toContain("semantic");
       expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("semantic");
       // The ranking that ran is named: in the trace and in the rendered header.
-      expect(trace.retrievalPolicyVersion).toBe(`${RETRIEVAL_POLICY.version}+semantic@1`);
-      expect(result.rendered.split("\n")[0]).toMatch(/ policy="retrieval@\d+\+semantic@1">$/);
+      expect(trace.retrievalPolicyVersion).toBe(`${RETRIEVAL_POLICY.version}+semantic@2`);
+      expect(result.rendered.split("\n")[0]).toMatch(/ policy="retrieval@\d+\+semantic@2">$/);
     });
 
     it("an embedder outage degrades the arm, named in arms_degraded, never the recall", async () => {

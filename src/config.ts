@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "./recall/semantic-calibration.js";
+import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type IdentityConfig, type TlsConfig } from "./edge-config.js";
 
 /**
  * The only reader of `process.env`. One zod schema, validated once at start-up
@@ -55,7 +56,7 @@ const envSchema = z.object({
   // Cosine similarities; the defaults depend on RECALL_EMBEDDER (src/recall/semantic-calibration.ts).
   RECALL_SEMANTIC_MIN_SIMILARITY: z.coerce.number().min(-1).max(1).optional(),
   RECALL_SEMANTIC_FULL_SIMILARITY: z.coerce.number().min(-1).max(1).optional(),
-});
+}).extend(edgeEnvSchema.shape);
 
 export type SensitivityName = z.infer<typeof sensitivityName>;
 
@@ -91,6 +92,12 @@ export interface Config {
   readonly faultArmDelayMs: Readonly<Record<string, number>>;
   /** The semantic arm; null when RECALL_SEMANTIC=off (the default). */
   readonly semantic: SemanticConfig | null;
+  /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
+  readonly limits: EdgeLimits;
+  /** Where tenant and principal come from (see "Who may call" in the README). */
+  readonly identity: IdentityConfig;
+  /** TLS on the TCP listener; null for plaintext (h2c). */
+  readonly tls: TlsConfig | null;
 }
 
 export interface SemanticConfig {
@@ -140,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const semantic = e.RECALL_SEMANTIC === "on" ? semanticConfig(e) : null;
+  const edge = edgeIdentity(e);
+  if ("problems" in edge) throw new ConfigError(`invalid configuration:\n  ${edge.problems.join("\n  ")}`);
   return Object.freeze({
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
     store: Object.freeze(
@@ -175,6 +184,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
     ),
     semantic,
+    limits: edgeLimits(e),
+    identity: edge.identity,
+    tls: edge.tls,
   });
 }
 

@@ -7,11 +7,14 @@ import { MemoryWriteService } from "./gen/memory/v1/write_service_pb.js";
 import type { Logger } from "./logger.js";
 import { RETRIEVAL_POLICY } from "./recall/policy.js";
 import { HealthStatus, registerHealth } from "./server/health.js";
+import { mapDecodeErrors } from "./server/decode-errors.js";
 import { identityInterceptor } from "./server/identity.js";
+import { identitySetup } from "./server/identity-setup.js";
 import { listen, type RunningServer } from "./server/listen.js";
 import { memoryService } from "./server/memory-service.js";
 import { registerReflection } from "./server/reflection.js";
 import { requestLogInterceptor } from "./server/request-log.js";
+import { stringCheckInterceptor } from "./server/string-check.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
@@ -56,6 +59,8 @@ export interface Sidecar {
 }
 
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
+  // Before anything is opened: an unsafe listen address is refused outright.
+  const identity = await identitySetup(config, logger);
   const store = await openStore(config.store, logger, { semantic: config.semantic !== null });
   if (Object.keys(config.faultArmDelayMs).length > 0) {
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
@@ -90,9 +95,12 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     // us, where gzip only burns CPU on both ends (about a millisecond per recall). Compressed
     // requests are still accepted.
     compressMinBytes: Number.MAX_SAFE_INTEGER,
+    // Checked against each message's length prefix, so a larger one is refused before it is read.
+    readMaxBytes: config.limits.readMaxBytes,
+    ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
     fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
-    interceptors: [requestLogInterceptor(logger), identityInterceptor()],
+    interceptors: [requestLogInterceptor(logger), identityInterceptor(identity.source), stringCheckInterceptor()],
     routes(router) {
       const memory = memoryService({
         store,
@@ -124,12 +132,13 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);
+      mapDecodeErrors(router);
     },
   });
 
   let server: RunningServer;
   try {
-    server = await listen(handler, config.listen);
+    server = await listen(handler, { ...config.listen, limits: config.limits, tls: identity.tls });
   } catch (error) {
     await backfill?.stop();
     await traces.close(Date.now());

@@ -11,8 +11,10 @@ import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../g
 export async function runHealth(config: Config): Promise<number> {
   // A wildcard listen address is reached through loopback.
   const host = ["0.0.0.0", "::", ""].includes(config.listen.host) ? "127.0.0.1" : config.listen.host;
-  const baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${config.listen.port}`;
-  const client = createClient(Health, createGrpcTransport({ baseUrl }));
+  const scheme = config.tls ? "https" : "http";
+  const baseUrl = `${scheme}://${host.includes(":") ? `[${host}]` : host}:${config.listen.port}`;
+  // With TLS the probe dials loopback, which the certificate need not name; it sends nothing secret.
+  const client = createClient(Health, createGrpcTransport({ baseUrl, ...(config.tls ? { nodeOptions: { rejectUnauthorized: false } } : {}) }));
   try {
     const { status } = await client.check({ service: "" }, { timeoutMs: 2000 });
     process.stdout.write(`${ServingStatus[status]}\n`);

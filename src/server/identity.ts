@@ -1,12 +1,13 @@
-import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { PermissionDeniedError } from "../domain/errors.js";
 import type { Principal } from "../domain/model.js";
 
 /**
- * Tenant and principal come from call metadata and nowhere else. For a local
- * sidecar the runtime sets `x-tenant-id` and `x-principal-id`; in a mesh the
- * proxy that authenticated the caller sets them. They are the only source of
- * the isolation predicates.
+ * Tenant and principal come from one verified source and nowhere else: the
+ * `x-tenant-id` / `x-principal-id` metadata as sent (trusted-header mode, for
+ * a caller on loopback or the Unix socket), or a verified bearer token or
+ * client certificate (server/verified-identity.ts). They are the only source
+ * of the isolation predicates.
  */
 
 export const TENANT_HEADER = "x-tenant-id";
@@ -17,17 +18,24 @@ const principalKey = createContextKey<Principal | undefined>(undefined, { descri
 /** Services that need no identity (health and reflection are for infrastructure). */
 const ANONYMOUS_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
 
-const IDENTIFIER = /^[\x21-\x7e]{1,200}$/;
+export const IDENTIFIER = /^[\x21-\x7e]{1,200}$/;
 
-export function identityInterceptor(): Interceptor {
+/** Resolves the caller of one call; throws a ConnectError (UNAUTHENTICATED, PERMISSION_DENIED) when it cannot. */
+export type PrincipalSource = (call: { header: Headers; contextValues: ContextValues }) => Promise<Principal>;
+
+export function identityInterceptor(source: PrincipalSource = trustedHeaders): Interceptor {
   return (next) => async (req) => {
     if (ANONYMOUS_SERVICES.has(req.service.typeName)) return next(req);
-    const tenantId = readIdentifier(req.header, TENANT_HEADER);
-    const principalId = readIdentifier(req.header, PRINCIPAL_HEADER);
-    req.contextValues.set(principalKey, { tenantId, principalId });
+    req.contextValues.set(principalKey, await source(req));
     return next(req);
   };
 }
+
+/** Trusted-header mode: the metadata as sent. */
+export const trustedHeaders: PrincipalSource = async ({ header }) => ({
+  tenantId: readIdentifier(header, TENANT_HEADER),
+  principalId: readIdentifier(header, PRINCIPAL_HEADER),
+});
 
 function readIdentifier(header: Headers, name: string): string {
   const value = header.get(name);
@@ -36,6 +44,19 @@ function readIdentifier(header: Headers, name: string): string {
     throw new ConnectError(`metadata ${name} must be 1-200 visible ASCII characters`, Code.Unauthenticated);
   }
   return value;
+}
+
+/** With a verified identity the headers are optional; sent, they must name the same caller. */
+export function assertHeadersAgree(header: Headers, verified: Principal): void {
+  for (const [name, value] of [
+    [TENANT_HEADER, verified.tenantId],
+    [PRINCIPAL_HEADER, verified.principalId],
+  ] as const) {
+    const sent = header.get(name);
+    if (sent !== null && sent !== value) {
+      throw new ConnectError(`metadata ${name} does not match the verified identity`, Code.PermissionDenied);
+    }
+  }
 }
 
 /** The caller's principal; the interceptor guarantees it for memory services. */

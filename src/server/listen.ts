@@ -2,6 +2,8 @@ import { existsSync, unlinkSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
+import type { EdgeLimits } from "../edge-config.js";
+import { endWithUnavailable } from "./grpc-cutoff.js";
 import { withSpecGrpcMessage } from "./grpc-message-encoding.js";
 
 /**
@@ -10,9 +12,19 @@ import { withSpecGrpcMessage } from "./grpc-message-encoding.js";
  * new connection is sniffed: the HTTP/2 preface goes to the HTTP/2 server,
  * anything else to the HTTP/1.1 server, both running the same handler.
  *
+ * With TLS configured the TCP port speaks TLS instead, ALPN choosing h2 or
+ * HTTP/1.1; the Unix socket stays plaintext (only this host can reach it).
+ *
  * Shutdown is designed, not hoped for: on Node 20, closing an HTTP/2 server
  * does not send GOAWAY, so every session is sent one explicitly; in-flight
- * calls then have the grace period to finish before connections are destroyed.
+ * calls then have the grace period to finish. A new stream on a connection
+ * that was sent GOAWAY is refused (REFUSED_STREAM: not processed, retry
+ * elsewhere). Calls still running when the grace period ends get UNAVAILABLE
+ * before their connections are destroyed.
+ *
+ * Every connection is bounded: its first request's headers must arrive within
+ * the headers timeout, and a connection with no call in flight is closed after
+ * the idle timeout.
  */
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
@@ -21,6 +33,9 @@ export interface ListenOptions {
   host: string;
   port: number;
   socketPath: string | undefined;
+  limits: Pick<EdgeLimits, "maxConcurrentStreams" | "headersTimeoutMs" | "idleTimeoutMs">;
+  /** PEM contents; `ca` set means client certificates are requested (and checked by the identity interceptor). */
+  tls?: { cert: Buffer; key: Buffer; ca?: Buffer } | undefined;
 }
 
 export interface RunningServer {
@@ -34,26 +49,80 @@ export interface RunningServer {
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
 export async function listen(rpcHandler: Handler, options: ListenOptions): Promise<RunningServer> {
+  const { limits } = options;
+  const inflight = new Set<http2.Http2ServerResponse>();
+  let closing = false;
   const handler: Handler = (req, res) => {
+    if ("stream" in req && res instanceof http2.Http2ServerResponse) {
+      // A client that ignores GOAWAY gets its new stream refused, not served by a stopping process.
+      if (closing) {
+        req.stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+        return;
+      }
+      inflight.add(res);
+      res.once("close", () => inflight.delete(res));
+      // Answered before the request was all read (too large, say): the rest is not wanted, and a
+      // half-open stream would hold its slot. RST_STREAM NO_ERROR says exactly that (RFC 9113 8.1).
+      req.stream.once("wantTrailers", () =>
+        setImmediate(() => {
+          if (!req.stream.closed && !req.readableEnded) req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
+        }),
+      );
+    }
     withSpecGrpcMessage(res);
     rpcHandler(req, res);
   };
-  const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
-  const h1 = http.createServer(handler as http.RequestListener);
+  const h2Options = { settings: { maxConcurrentStreams: limits.maxConcurrentStreams } };
+  const h2 = http2.createServer(h2Options, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  const h1 = http.createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      // The whole request must have arrived by then (bodies are small: see RECALL_MAX_REQUEST_BYTES).
+      requestTimeout: Math.max(limits.headersTimeoutMs, limits.idleTimeoutMs),
+      // How often Node checks those two; its default (30 s) would make a short timeout meaningless.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 2))),
+      keepAliveTimeout: Math.min(5_000, limits.idleTimeoutMs),
+    },
+    handler as http.RequestListener,
+  );
+  // h1 never listens itself (connections are handed to it), and Node starts enforcing the two
+  // timeouts above (and tracking connections for closeIdleConnections) only on "listening".
+  h1.emit("listening");
+  const secure = options.tls
+    ? http2.createSecureServer(
+        {
+          ...h2Options,
+          allowHTTP1: true,
+          cert: options.tls.cert,
+          key: options.tls.key,
+          ...(options.tls.ca ? { ca: options.tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
+        },
+        handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+      )
+    : undefined;
   const sessions = new Set<http2.ServerHttp2Session>();
   const sockets = new Set<net.Socket>();
-  h2.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
+  for (const server of secure ? [h2, secure] : [h2]) {
+    server.on("session", (session) => {
+      sessions.add(session);
+      session.once("close", () => sessions.delete(session));
+      boundSession(session, limits);
+    });
+  }
 
-  const route = (socket: net.Socket) => {
+  const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+  };
+  const route = (socket: net.Socket) => {
+    track(socket);
+    // Silent connections: nothing at all within the headers timeout, and the socket is closed.
+    socket.setTimeout(limits.headersTimeoutMs, () => socket.destroy());
     socket.once("readable", () => {
       const head: Buffer | null = socket.read(Math.min(socket.readableLength, H2_PREFACE.length)) ?? socket.read();
       if (head === null) return;
+      socket.setTimeout(0);
       socket.unshift(head);
       const isH2 = head.subarray(0, 3).equals(H2_PREFACE.subarray(0, 3));
       (isH2 ? h2 : h1).emit("connection", socket);
@@ -61,7 +130,18 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
   };
 
   const servers: net.Server[] = [];
-  const tcp = net.createServer(route);
+  let tcp: net.Server;
+  if (secure) {
+    // The TLS handshake must finish within the headers timeout too.
+    secure.on("connection", (socket: net.Socket) => {
+      track(socket);
+      socket.setTimeout(limits.headersTimeoutMs, () => socket.destroy());
+    });
+    secure.on("secureConnection", (socket: net.Socket) => socket.setTimeout(0));
+    tcp = secure;
+  } else {
+    tcp = net.createServer(route);
+  }
   await bind(tcp, { host: options.host, port: options.port });
   servers.push(tcp);
   if (options.socketPath) {
@@ -78,7 +158,10 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
     port,
     socketPath: options.socketPath,
     async close(graceMs: number) {
+      closing = true;
       for (const server of servers) server.close();
+      // Stops h1's timeout checks; its "not running" error is expected (it never listened).
+      h1.close(() => {});
       for (const session of sessions) {
         if (session.closed || session.destroyed) continue;
         session.goaway(http2.constants.NGHTTP2_NO_ERROR);
@@ -87,12 +170,48 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
       h1.closeIdleConnections();
       const drained = await waitFor(() => sockets.size === 0, graceMs, () => h1.closeIdleConnections());
       if (!drained) {
+        // A status the client can act on (UNAVAILABLE: retry), rather than a bare RST_STREAM.
+        for (const res of inflight) endWithUnavailable(res, "server shutting down; the call was cut at the end of the grace period");
+        await waitFor(() => inflight.size === 0, CUTOFF_FLUSH_MS, () => {});
         for (const session of sessions) session.destroy();
         for (const socket of sockets) socket.destroy();
       }
       return { forced: !drained };
     },
   };
+}
+
+/** How long the UNAVAILABLE statuses of cut calls get to reach the wire before the connections go. */
+const CUTOFF_FLUSH_MS = 200;
+
+/**
+ * An HTTP/2 connection must open its first stream within the headers timeout,
+ * and one with no stream open is closed (GOAWAY) after the idle timeout.
+ */
+function boundSession(session: http2.ServerHttp2Session, limits: ListenOptions["limits"]): void {
+  let open = 0;
+  let idle: NodeJS.Timeout | undefined;
+  const closeIdle = () => {
+    if (session.closed || session.destroyed) return;
+    session.goaway(http2.constants.NGHTTP2_NO_ERROR);
+    session.close();
+    // A peer that never closes its side must not keep the socket.
+    setTimeout(() => session.destroy(), CUTOFF_FLUSH_MS).unref();
+  };
+  const arm = (ms: number) => {
+    clearTimeout(idle);
+    idle = setTimeout(closeIdle, ms);
+    idle.unref();
+  };
+  arm(limits.headersTimeoutMs);
+  session.on("stream", (stream) => {
+    open++;
+    clearTimeout(idle);
+    stream.once("close", () => {
+      if (--open === 0) arm(limits.idleTimeoutMs);
+    });
+  });
+  session.once("close", () => clearTimeout(idle));
 }
 
 function bind(server: net.Server, where: { host?: string; port?: number; path?: string }): Promise<void> {

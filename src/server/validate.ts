@@ -21,6 +21,7 @@ import {
   type RecordCitationsRequest,
   type RejectBeliefRequest,
 } from "../gen/memory/v1/write_service_pb.js";
+import { RETRIEVAL_POLICY } from "../recall/policy.js";
 import type { RequestedQuery, WorkingState } from "../recall/query-former.js";
 import { AUTHORITY, MOMENT, PORTABILITY, PROFILE, SCOPE_LEVEL, SENSITIVITY_LEVEL, STATUS, toDate } from "./convert.js";
 
@@ -141,7 +142,7 @@ export function episode(e: Episode, at: string): domain.Episode {
     episodeId: uuid(e.episodeId, `${at}.episode_id`),
     sessionId: required(e.sessionId, `${at}.session_id`),
     occurredAt,
-    sequence: Number(e.sequence),
+    sequence: sequence(e.sequence, `${at}.sequence`),
     actor: optionalText(e.actor, `${at}.actor`),
     kind: optionalText(e.kind, `${at}.kind`),
     content: required(e.content, `${at}.content`, 64_000),
@@ -149,6 +150,14 @@ export function episode(e: Episode, at: string): domain.Episode {
     archival: e.archival,
     sensitivity: sensitivity(e.sensitivity, `${at}.sensitivity`, SENSITIVITY.personal),
   };
+}
+
+/** int64 on the wire, a JavaScript number inside: beyond 2^53 it would silently change value. */
+function sequence(value: bigint, field: string): number {
+  if (value < BigInt(Number.MIN_SAFE_INTEGER) || value > BigInt(Number.MAX_SAFE_INTEGER)) {
+    fail(field, `must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`);
+  }
+  return Number(value);
 }
 
 export function appendEpisodes(req: AppendEpisodesRequest): domain.Episode[] {
@@ -211,9 +220,13 @@ export function surface(s: Surface | undefined, defaultCeiling: SensitivityName,
   };
 }
 
+/** Caps are refused above the policy's limits, never silently lowered: the caller learns its request was not served as asked. */
 function limits(budgetTokens: number, maxItems: number, at: string): void {
+  const max = RETRIEVAL_POLICY.limits;
   if (budgetTokens < 0) fail(`${at}budget_tokens`, "must not be negative");
+  if (budgetTokens > max.budgetTokens) fail(`${at}budget_tokens`, `must be at most ${max.budgetTokens}`);
   if (maxItems < 0) fail(`${at}max_items`, "must not be negative");
+  if (maxItems > max.maxItems) fail(`${at}max_items`, `must be at most ${max.maxItems}`);
 }
 
 function stringList(values: readonly string[], field: string): string[] {

@@ -29,10 +29,13 @@ export type Json = Record<string, any>;
 export interface Identity {
   tenant?: string;
   principal?: string;
+  /** Sent as `authorization: Bearer …`. */
+  token?: string;
 }
 
 export function metadata(identity: Identity): grpc.Metadata {
   const md = new grpc.Metadata();
+  if (identity.token !== undefined) md.set("authorization", `Bearer ${identity.token}`);
   if (identity.tenant !== undefined) md.set("x-tenant-id", identity.tenant);
   if (identity.principal !== undefined) md.set("x-principal-id", identity.principal);
   return md;
@@ -47,9 +50,8 @@ export interface Clients {
   close(): void;
 }
 
-/** `target` is "127.0.0.1:PORT" or "unix:///path/to.sock". */
-export function connect(target: string): Clients {
-  const creds = grpc.credentials.createInsecure();
+/** `target` is "127.0.0.1:PORT" or "unix:///path/to.sock"; plaintext unless `creds` say otherwise. */
+export function connect(target: string, creds: grpc.ChannelCredentials = grpc.credentials.createInsecure()): Clients {
   const memory = new loaded.memory.v1.MemoryService(target, creds);
   const write = new loaded.memory.v1.MemoryWriteService(target, creds);
   const health = new loaded.grpc.health.v1.Health(target, creds);

@@ -10,16 +10,18 @@ import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type Identity
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL");
 const sensitivityName = z.enum(["public", "personal", "confidential", "restricted"]);
 
 const envSchema = z.object({
   RECALL_HOST: z.string().min(1).default("127.0.0.1"),
   RECALL_PORT: port.default(50051),
   RECALL_SOCKET_PATH: z.string().min(1).optional(),
-  RECALL_DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
-    .optional(),
+  RECALL_DATABASE_URL: postgresUrl.optional(),
+  // Behind a pooler: see "Many sidecars, one database" in the README.
+  RECALL_DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
+  RECALL_DATABASE_LISTEN_URL: postgresUrl.optional(),
+  RECALL_HEAD_POLL_MS: positiveInt.max(60_000).default(1000),
   RECALL_DATA_DIR: z.string().min(1).default("./.recall-data"),
   RECALL_DB_POOL_MAX: positiveInt.max(100).default(10),
   RECALL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -27,12 +29,14 @@ const envSchema = z.object({
   RECALL_DEFAULT_DEADLINE_MS: positiveInt.default(2_000),
   RECALL_MAX_DEADLINE_MS: positiveInt.default(30_000),
   RECALL_HEALTH_INTERVAL_MS: positiveInt.default(2_000),
+  RECALL_HEALTH_TIMEOUT_MS: positiveInt.default(1_000),
   RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
   RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
   RECALL_SNAPSHOT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
   RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
   RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
   RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
+  RECALL_TRACE_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(2),
   RECALL_TRACE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   RECALL_TRACE_SWEEP_BATCH: positiveInt.max(100_000).default(500),
   RECALL_UNCITED_WINDOW_HOURS: positiveInt.default(24),
@@ -63,22 +67,36 @@ export type SensitivityName = z.infer<typeof sensitivityName>;
 export interface Config {
   readonly listen: { readonly host: string; readonly port: number; readonly socketPath: string | undefined };
   readonly store:
-    | { readonly kind: "postgres"; readonly url: string; readonly poolMax: number }
+    | {
+        readonly kind: "postgres";
+        readonly url: string;
+        readonly poolMax: number;
+        /** "transaction": the URL is a transaction-mode pooler (unnamed statements, no LISTEN through it). */
+        readonly pooler: "none" | "transaction";
+        /** A direct (unpooled) URL for the notification connection. */
+        readonly listenUrl: string | undefined;
+      }
     | { readonly kind: "pglite"; readonly dataDir: string };
   readonly logLevel: string;
   readonly shutdownGraceMs: number;
   readonly deadline: { readonly defaultMs: number; readonly maxMs: number };
   readonly healthIntervalMs: number;
+  /** Bounds each health ping (never more than the interval): a store that does not answer in time is NOT_SERVING. */
+  readonly healthTimeoutMs: number;
+  /** Without a notification connection, a principal's head is read again after this long. */
+  readonly headPollMs: number;
   readonly defaultSensitivityCeiling: SensitivityName;
   readonly traceOperatorRetentionHours: number;
   /** Upper bound of the in-process snapshot cache, in bytes. */
   readonly snapshotCacheBytes: number;
   readonly traces: {
-    /** How long a recall waits for its trace write before answering without it. */
+    /** A trace batch write slower than this is logged as slow, and the next batch goes beside it. */
     readonly writeTimeoutMs: number;
-    /** Traces that may wait for a retry; beyond it a recall fails UNAVAILABLE. */
+    /** Traces that may wait to be written; beyond it a recall fails UNAVAILABLE. */
     readonly retryQueueMax: number;
     readonly retryIntervalMs: number;
+    /** How long a queued trace waits for others to share its batch write. */
+    readonly flushMs: number;
     /** How often the retention and feedback sweeps run; 0 turns the periodic sweep off. */
     readonly sweepIntervalMs: number;
     /** Rows per sweep batch. */
@@ -153,13 +171,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
     store: Object.freeze(
       e.RECALL_DATABASE_URL
-        ? { kind: "postgres" as const, url: e.RECALL_DATABASE_URL, poolMax: e.RECALL_DB_POOL_MAX }
+        ? {
+            kind: "postgres" as const,
+            url: e.RECALL_DATABASE_URL,
+            poolMax: e.RECALL_DB_POOL_MAX,
+            pooler: e.RECALL_DATABASE_POOLER,
+            listenUrl: e.RECALL_DATABASE_LISTEN_URL,
+          }
         : { kind: "pglite" as const, dataDir: e.RECALL_DATA_DIR },
     ),
     logLevel: e.RECALL_LOG_LEVEL,
     shutdownGraceMs: e.RECALL_SHUTDOWN_GRACE_MS,
     deadline: Object.freeze({ defaultMs: e.RECALL_DEFAULT_DEADLINE_MS, maxMs: e.RECALL_MAX_DEADLINE_MS }),
     healthIntervalMs: e.RECALL_HEALTH_INTERVAL_MS,
+    healthTimeoutMs: e.RECALL_HEALTH_TIMEOUT_MS,
+    headPollMs: e.RECALL_HEAD_POLL_MS,
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
     snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),
@@ -167,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS,
       retryQueueMax: e.RECALL_TRACE_RETRY_QUEUE_MAX,
       retryIntervalMs: e.RECALL_TRACE_RETRY_INTERVAL_MS,
+      flushMs: e.RECALL_TRACE_FLUSH_MS,
       sweepIntervalMs: e.RECALL_TRACE_SWEEP_INTERVAL_MS,
       sweepBatch: e.RECALL_TRACE_SWEEP_BATCH,
       uncitedWindowHours: e.RECALL_UNCITED_WINDOW_HOURS,

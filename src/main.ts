@@ -15,9 +15,13 @@ import { memoryService } from "./server/memory-service.js";
 import { registerReflection } from "./server/reflection.js";
 import { requestLogInterceptor } from "./server/request-log.js";
 import { stringCheckInterceptor } from "./server/string-check.js";
+import { storeDeadlineInterceptor } from "./server/store-deadline-interceptor.js";
+import { withStoreDeadline } from "./store/store-deadline.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
+import { openNotificationClient } from "./store/notification-client.js";
+import { claimLease } from "./store/maintenance-lease.js";
 import { HeadTracker } from "./moments/head-tracker.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "./moments/snapshot.js";
@@ -40,6 +44,8 @@ import { SemanticStore } from "./store/semantic-store.js";
 
 /** Attempts before a trace failing for a non-transient reason is dropped (logged). */
 const TRACE_WRITE_MAX_ATTEMPTS = 10;
+/** Traces per batch write: one statement of a few hundred rows stays well under any parameter or packet limit. */
+const TRACE_BATCH_MAX = 200;
 /** Sweep batches per run: bounds one run; the next run continues. */
 const SWEEP_MAX_BATCHES = 20;
 /** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
@@ -66,14 +72,16 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
   const clock = () => new Date();
-  const heads = new HeadTracker(store);
+  const notifications = openNotificationClient(config.store, store.db);
+  const heads = new HeadTracker(store, { listener: notifications.listener, pollMs: config.headPollMs });
   await heads.start();
+  logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
-  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store, config.faultTraceWriteFailures) : store;
+  const traceSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
   const traces = new TraceWriter(
     traceSink,
     {
@@ -81,10 +89,11 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       queueMax: config.traces.retryQueueMax,
       retryIntervalMs: config.traces.retryIntervalMs,
       maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
+      flushDelayMs: config.traces.flushMs,
+      batchMax: TRACE_BATCH_MAX,
     },
     logger,
   );
-  traces.start();
   const { semantic, backfill } = startSemantic(config, store, logger);
 
   const handler = connectNodeAdapter({
@@ -100,7 +109,12 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
     fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
-    interceptors: [requestLogInterceptor(logger), identityInterceptor(identity.source), stringCheckInterceptor()],
+    interceptors: [
+      requestLogInterceptor(logger),
+      identityInterceptor(identity.source),
+      stringCheckInterceptor(),
+      storeDeadlineInterceptor(config.deadline),
+    ],
     routes(router) {
       const memory = memoryService({
         store,
@@ -114,7 +128,6 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
-        onTraceError: (traceId, err) => logger.error({ traceId, err }, "trace write failed after a cached snapshot was served"),
         ...(semantic ? { semantic } : {}),
       });
       router.service(MemoryService, memory);
@@ -142,17 +155,21 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   } catch (error) {
     await backfill?.stop();
     await traces.close(Date.now());
+    await heads.stop();
+    await notifications.close();
     await store.db.close();
     throw error;
   }
 
-  // The health status follows the store: NOT_SERVING while it cannot be reached.
+  // The health status follows the store: NOT_SERVING while it cannot be reached. Each ping is
+  // bounded, so a stalled store is noticed within the interval plus the timeout, and no probe is skipped.
+  const pingTimeoutMs = Math.min(config.healthTimeoutMs, config.healthIntervalMs);
   let probing = false;
   const probe = async () => {
     if (probing) return;
     probing = true;
     try {
-      await store.ping();
+      await withStoreDeadline(Date.now() + pingTimeoutMs, () => store.ping());
       if (health.get("") !== ServingStatus.SERVING) logger.info("store reachable: SERVING");
       health.setAll(ServingStatus.SERVING);
     } catch (err) {
@@ -177,6 +194,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
             uncitedWindowHours: config.traces.uncitedWindowHours,
           },
           logger,
+          // One sidecar of the fleet sweeps per interval; the lease runs out a little early so its holder's next tick can renew it.
+          () => claimLease(store.db, "trace-sweep", config.traces.sweepIntervalMs * 0.9),
         )
       : undefined;
 
@@ -205,6 +224,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
         // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
         await Promise.race([heads.stop(), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+        await notifications.close();
         await store.db.close();
         logger.info("recall sidecar stopped");
       })();
@@ -227,6 +247,8 @@ function startSemantic(config: Config, store: MemoryStore, logger: Logger): { se
       retryMinMs: EMBED_RETRY_MIN_MS,
       retryMaxMs: EMBED_RETRY_MAX_MS,
       sensitivityCeiling: SENSITIVITY[config.semantic.sensitivityCeiling],
+      // One sidecar of the fleet sweeps every principal per interval.
+      claimSweep: () => claimLease(store.db, "embedding-sweep", config.semantic!.pollIntervalMs * 0.9),
     },
     logger,
   );

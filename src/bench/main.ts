@@ -1,24 +1,34 @@
 #!/usr/bin/env node
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import os from "node:os";
-import { fileURLToPath } from "node:url";
+import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { lexicalTerms } from "../recall/query-former.js";
-import { openingGoals, PROJECTS, queryTexts } from "./corpus.js";
-import { generationParams, prepareStore } from "./generate.js";
-import { connectBench, type BenchClient, type Json } from "./grpc-client.js";
+import { embeddedGenerationParams, generationParams, measuredPrincipals, prepareEmbeddedStore, prepareStore } from "./generate.js";
+import { connectBench } from "./grpc-client.js";
 import { runLoad } from "./load.js";
-import { RAW_LEXICAL_SQL, rawLexicalParams } from "./raw-sql.js";
-import { formatTable, formatTargets, judgeTargets, met, type ScenarioResult } from "./report.js";
+import { FLOOR_SCENARIO, formatTable, formatTargets, judgeTargets, met, throughputScaling, type ScenarioResult } from "./report.js";
+import {
+  cachedSnapshotOp,
+  coldSnapshotOp,
+  healthScenario,
+  inTurnOp,
+  rawLexicalOp,
+  searchOp,
+  type Checks,
+  type MeasuredPrincipal,
+  type Scenario,
+} from "./scenarios.js";
+import { CLI, rssMiB, startSidecar } from "./sidecar-process.js";
 import { medianOfRounds, type LatencySummary } from "./stats.js";
 
 /**
- * `npm run bench`: the latency benchmark of issue 7. Not a test: it prints
- * figures. Generates (or reuses) a 1M-belief PostgreSQL store, starts the real
- * sidecar process, and measures it over gRPC beside the raw SQL it wraps.
+ * `npm run bench`: the latency benchmark (issues 7 and 11). Not a test: it
+ * prints figures. Generates (or reuses) a 1M-belief PostgreSQL store and a
+ * 50k-belief embedded one, starts the real sidecar process on each, and
+ * measures it over gRPC as a black box: beside its own health check (the
+ * floor of any call on the channel) and the raw SQL it wraps.
  */
 
 const USAGE = `usage: npm run bench -- [options]
@@ -27,7 +37,8 @@ const USAGE = `usage: npm run bench -- [options]
                        postgres://postgres@127.0.0.1:5432/recall_bench); created, and dropped on --regenerate
   --regenerate         drop and generate the data again even if the recorded parameters match
   --beliefs N          total beliefs (default 1000000)
-  --heavy N            beliefs of the measured principal (default 10000)
+  --heavy N            beliefs of the main measured principal and of nine more of its size (default 10000);
+                       a 1k and a 100k principal are measured besides
   --principals N       principals sharing the other beliefs (default 2000)
   --seed N             data and query seed (default 7)
   --iterations N       measured calls per scenario, concurrency and round (default 300)
@@ -37,9 +48,15 @@ const USAGE = `usage: npm run bench -- [options]
   --quick              --iterations 60 --warmup 10 --rounds 1
   --pool-max N         the sidecar's RECALL_DB_POOL_MAX (default: the sidecar's own default)
   --log-level LEVEL    the sidecar's RECALL_LOG_LEVEL: info (default, as deployed: one line per call), debug or trace
+  --embedded-dir DIR   the embedded (PGlite) bench store (default ./.recall-bench/embedded); generated when missing
+  --no-embedded        skip the embedded store
+  --only-main          only the 1M store's main sidecar (no memory figure, no embedded store)
+  --cpu-prof DIR       write a CPU profile of the main sidecar to DIR (node --cpu-prof)
   --json FILE          also write every figure as JSON`;
 
-const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+/** The memory figure: recalls per principal, and the pause between passes that lets background loads finish. */
+const MEMORY_PASSES = 3;
+const MEMORY_PASS_PAUSE_MS = 1_000;
 
 interface Options {
   databaseUrl: string;
@@ -55,6 +72,11 @@ interface Options {
   poolMax: string | undefined;
   logLevel: string;
   json: string | undefined;
+  embedded: boolean;
+  embeddedDir: string;
+  /** The memory figure (a second sidecar with ten 10k principals). */
+  memory: boolean;
+  cpuProfileDir: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options | null {
@@ -75,6 +97,10 @@ function parseOptions(argv: string[]): Options | null {
       "pool-max": { type: "string" },
       "log-level": { type: "string" },
       json: { type: "string" },
+      "embedded-dir": { type: "string" },
+      "no-embedded": { type: "boolean", default: false },
+      "only-main": { type: "boolean", default: false },
+      "cpu-prof": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -107,63 +133,11 @@ function parseOptions(argv: string[]): Options | null {
     // The bench waits for the sidecar's "listening" line, which is logged at info.
     logLevel: oneOf("log-level", values["log-level"] ?? "info", ["info", "debug", "trace"]),
     json: values.json,
+    embedded: !values["no-embedded"] && !values["only-main"],
+    memory: !values["only-main"],
+    cpuProfileDir: values["cpu-prof"],
+    embeddedDir: values["embedded-dir"] ?? ".recall-bench/embedded",
   };
-}
-
-interface Sidecar {
-  address: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-  /** The last lines it logged, for an error message. */
-  tail(): string;
-}
-
-async function startSidecar(databaseUrl: string, options: Options): Promise<Sidecar> {
-  const child = spawn(process.execPath, [CLI, "serve"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      RECALL_DATABASE_URL: databaseUrl,
-      RECALL_HOST: "127.0.0.1",
-      RECALL_PORT: "0",
-      RECALL_LOG_LEVEL: options.logLevel,
-      ...(options.poolMax ? { RECALL_DB_POOL_MAX: options.poolMax } : {}),
-    },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  // Its log is read continuously (a full pipe would stall the sidecar); only the tail is kept.
-  let tail = "";
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (tail = (tail + chunk).slice(-8000)));
-  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sidecar did not start in 60 s:\n${tail}`)), 60_000);
-    let seen = "";
-    const onData = (chunk: string) => {
-      seen += chunk;
-      const line = seen.split("\n").find((l) => l.includes('"recall sidecar listening"'));
-      if (!line) return;
-      clearTimeout(timer);
-      child.stderr!.off("data", onData);
-      resolve((JSON.parse(line) as { port: number }).port);
-    };
-    child.stderr!.on("data", onData);
-    void exited.then(() => reject(new Error(`sidecar exited before listening:\n${tail}`)));
-  });
-  return {
-    address: `127.0.0.1:${port}`,
-    child,
-    tail: () => tail,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      await exited;
-    },
-  };
-}
-
-/** Peak resident set size (VmHWM) of a process, in MiB. */
-async function peakRssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, "utf8");
-  const kb = Number(/^VmHWM:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? NaN);
-  return kb / 1024;
 }
 
 async function machineInfo(sql: postgres.Sql): Promise<Record<string, string>> {
@@ -200,6 +174,80 @@ async function armLatencies(sql: postgres.Sql): Promise<string[]> {
   });
 }
 
+/** Runs every scenario at every concurrency it takes, `rounds` times interleaved; each figure is the median over rounds. */
+async function measure(
+  group: string,
+  scenarios: readonly Scenario[],
+  options: Options,
+  log: (line: string) => void,
+  state: { seq: number; firstErrors: Map<string, string> },
+): Promise<ScenarioResult[]> {
+  const perRound = new Map<string, LatencySummary[]>();
+  for (let round = 1; round <= options.rounds; round += 1) {
+    for (const concurrency of options.concurrency) {
+      for (const s of scenarios) {
+        if (s.concurrencies && !s.concurrencies.includes(concurrency)) continue;
+        log(`${group}, round ${round}/${options.rounds}, concurrency ${concurrency}: ${s.name}`);
+        const run = await runLoad(s.op, { iterations: options.iterations, concurrency, warmup: options.warmup, firstSeq: state.seq });
+        state.seq = run.nextSeq;
+        const key = `${s.name}\u0000${concurrency}`;
+        perRound.set(key, [...(perRound.get(key) ?? []), run.summary]);
+        const label = `${group}: ${s.name}`;
+        if (run.firstError && !state.firstErrors.has(label)) state.firstErrors.set(label, run.firstError);
+      }
+    }
+  }
+  const results: ScenarioResult[] = [];
+  for (const concurrency of options.concurrency) {
+    for (const s of scenarios) {
+      const rounds = perRound.get(`${s.name}\u0000${concurrency}`);
+      if (rounds) results.push({ scenario: s.name, group, concurrency, summary: medianOfRounds(rounds), note: s.note ?? "" });
+    }
+  }
+  return results;
+}
+
+/** RSS of a fresh sidecar once `principals` are loaded: a few passes of recalls, with pauses for background loads. */
+async function memoryFigure(
+  env: Record<string, string>,
+  tenant: string,
+  principals: MeasuredPrincipal[],
+  size: string,
+  seed: number,
+  checks: Checks,
+): Promise<string> {
+  const sidecar = await startSidecar(env);
+  const client = connectBench(sidecar.address, { tenant, principal: principals[0]!.principal }, 5_000);
+  try {
+    const startRss = await rssMiB(sidecar.child.pid!, "now");
+    for (let pass = 0; pass < MEMORY_PASSES; pass += 1) {
+      for (const p of principals) await inTurnOp(client, p, seed, checks)(pass).catch(() => {});
+      await delay(MEMORY_PASS_PAUSE_MS);
+    }
+    const now = await rssMiB(sidecar.child.pid!, "now");
+    const peak = await rssMiB(sidecar.child.pid!);
+    return (
+      `  after start-up: ${startRss.toFixed(0)} MiB; with ${principals.length} principals of ${size} recalled ${MEMORY_PASSES} times each: ` +
+      `${now.toFixed(0)} MiB now, ${peak.toFixed(0)} MiB peak (VmHWM)`
+    );
+  } finally {
+    client.close();
+    await sidecar.stop();
+  }
+}
+
+/** The first calls after start-up, one at a time and each timed alone: what a cold sidecar (and a cold index) costs. */
+async function firstCalls(calls: { label: string; op: () => Promise<void> }[]): Promise<string[]> {
+  const lines: string[] = [];
+  for (const call of calls) {
+    const started = performance.now();
+    let error = "";
+    await call.op().catch((e: unknown) => (error = ` (failed: ${e instanceof Error ? e.message : String(e)})`));
+    lines.push(`  ${call.label}: ${(performance.now() - started).toFixed(1)} ms${error}`);
+  }
+  return lines;
+}
+
 async function main(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
   if (!options) {
@@ -210,159 +258,158 @@ async function main(argv: string[]): Promise<number> {
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
   const params = generationParams({
     beliefs: options.beliefs,
-    heavyBeliefs: options.heavy,
+    measured: measuredPrincipals(options.heavy),
     principals: options.principals,
     seed: options.seed,
   });
   const store = await prepareStore(options.databaseUrl, params, { force: options.regenerate, log });
   if (!store.reused) log(`generated in ${store.generationSeconds.toFixed(0)} s`);
+  const who = (principal: string): MeasuredPrincipal => ({ principal, head: store.heads.get(principal) ?? 0 });
+  const [main10k, small, large, ...others10k] = params.measured.map((m) => who(m.principal)) as [MeasuredPrincipal, ...MeasuredPrincipal[]];
+  const size = (p: MeasuredPrincipal) => (params.measured.find((m) => m.principal === p.principal)!.beliefs / 1000).toFixed(0) + "k";
 
   const sql = postgres(options.databaseUrl, { max: Math.max(...options.concurrency), prepare: true, onnotice: () => {} });
   const machine = await machineInfo(sql);
+  const base = options.concurrency[0]!;
+  const checks: Checks = { degraded: 0, notFromCache: 0, coldFromCache: 0 };
+  const state = { seq: 1, firstErrors: new Map<string, string>() };
+  const sidecarEnv = (extra: Record<string, string>) => ({
+    RECALL_LOG_LEVEL: options.logLevel,
+    ...(options.poolMax ? { RECALL_DB_POOL_MAX: options.poolMax } : {}),
+    ...extra,
+  });
+  const PG = "1M store (PostgreSQL)";
+  const EMBEDDED = "embedded store (PGlite)";
+
+  // 1. The 1M store: cold first calls, then every scenario.
   log("starting the sidecar");
-  const sidecar = await startSidecar(options.databaseUrl, options);
-  const identity = { tenant: params.tenant, principal: params.heavyPrincipal };
-  const client: BenchClient = connectBench(sidecar.address, identity, 2_000);
-
-  const queries = queryTexts(options.seed, 997);
-  const goals = openingGoals(options.seed, 101);
-  const scopeOf = (seq: number) => PROJECTS[seq % PROJECTS.length]!;
-  let degraded = 0;
-  let notFromCache = 0;
-  let coldFromCache = 0;
-  const countDegraded = (result: Json) => {
-    if ((result.arms_degraded as string[]).length > 0) degraded += 1;
-  };
-
-  // One operation per scenario; `seq` varies the request.
-  const scenarios: { name: string; note?: string; op: (seq: number) => Promise<void> }[] = [
-    { name: "SELECT 1 (floor)", op: async () => void (await sql.unsafe("SELECT 1", [], { prepare: true })) },
-    {
-      name: "raw lexical SQL",
-      note: "postgres.js, no sidecar",
-      op: async (seq) => {
-        const q = queries[seq % queries.length]!;
-        const terms = lexicalTerms(q.text);
-        const p = rawLexicalParams({ ...identity, terms, subjects: q.subjects, currentScope: scopeOf(seq), now: new Date() });
-        await sql.unsafe(RAW_LEXICAL_SQL, p as postgres.ParameterOrJSON<never>[], { prepare: true });
-      },
-    },
-    {
-      name: "in-turn recall",
-      op: async (seq) => {
-        const q = queries[seq % queries.length]!;
-        const result = await client.recall({
-          moment: "MOMENT_IN_TURN",
-          session_id: `bench-s${seq % 50}`,
-          turn_id: `t${seq}`,
-          snapshot_watermark: String(store.heavyHead),
-          query: { current_scope: scopeOf(seq), text: q.text, subjects: q.subjects },
-        });
-        countDegraded(result);
-      },
-    },
-    {
-      // A cache miss every time: the window size is part of the cache key, and 2% of it stays above the caps.
-      name: "snapshot open, cold",
-      note: "a cache miss each call",
-      op: async (seq) => {
-        const result = await client.recall({
-          moment: "MOMENT_SNAPSHOT",
-          session_id: `bench-open-${seq}`,
-          session_type: "SESSION_TYPE_INTERACTIVE",
-          context_window_tokens: 200_000 + seq,
-          query: { current_scope: scopeOf(seq), text: goals[seq % goals.length]! },
-        });
-        countDegraded(result);
-        if (result.from_cache) coldFromCache += 1;
-      },
-    },
-    {
-      name: "snapshot open, cached",
-      note: "from_cache checked",
-      op: async (seq) => {
-        const result = await client.recall({
-          moment: "MOMENT_SNAPSHOT",
-          session_id: `bench-cached-${seq}`,
-          session_type: "SESSION_TYPE_INTERACTIVE",
-          context_window_tokens: 200_000,
-          query: { current_scope: "veetbot", text: goals[0]! },
-        });
-        if (!result.from_cache) notFromCache += 1;
-      },
-    },
-    {
-      name: "search",
-      op: async (seq) => {
-        const q = queries[(seq * 7) % queries.length]!;
-        const result = await client.search({ text: q.text, subjects: q.subjects, scope: scopeOf(seq), session_id: `bench-s${seq % 50}` });
-        countDegraded(result);
-      },
-    },
-  ];
-
-  const perRound = new Map<string, LatencySummary[]>();
-  const firstErrors = new Map<string, string>();
-  let seq = 1;
+  const sidecar = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), options.cpuProfileDir);
+  const client = connectBench(sidecar.address, { tenant: params.tenant, principal: main10k.principal }, 2_000);
+  let results: ScenarioResult[];
+  let cold: string[];
   let peakRss = NaN;
   try {
-    for (let round = 1; round <= options.rounds; round += 1) {
-      for (const concurrency of options.concurrency) {
-        for (const s of scenarios) {
-          log(`round ${round}/${options.rounds}, concurrency ${concurrency}: ${s.name}`);
-          const run = await runLoad(s.op, { iterations: options.iterations, concurrency, warmup: options.warmup, firstSeq: seq });
-          seq = run.nextSeq;
-          const key = `${s.name}\u0000${concurrency}`;
-          perRound.set(key, [...(perRound.get(key) ?? []), run.summary]);
-          if (run.firstError && !firstErrors.has(s.name)) firstErrors.set(s.name, run.firstError);
-        }
-      }
-    }
+    cold = await firstCalls([
+      { label: `first in-turn recall after start-up, ${size(main10k)} principal`, op: () => inTurnOp(client, main10k, options.seed, checks)(0) },
+      { label: `its second call`, op: () => inTurnOp(client, main10k, options.seed, checks)(1) },
+      ...[small!, large!].map((p) => ({ label: `first in-turn recall of the ${size(p)} principal`, op: () => inTurnOp(client, p, options.seed, checks)(0) })),
+    ]);
+    const sizes = [small!, large!].flatMap((p): Scenario[] => [
+      { name: `in-turn recall, ${size(p)}`, concurrencies: [base], op: inTurnOp(client, p, options.seed, checks) },
+      { name: `search, ${size(p)}`, concurrencies: [base], op: searchOp(client, p, options.seed, checks) },
+    ]);
+    const scenarios: Scenario[] = [
+      healthScenario(FLOOR_SCENARIO, client),
+      { name: "SELECT 1 (PostgreSQL)", note: "postgres.js round trip", op: async () => void (await sql.unsafe("SELECT 1", [], { prepare: true })) },
+      {
+        name: "raw lexical SQL",
+        note: "postgres.js, no sidecar",
+        op: rawLexicalOp((text, p) => sql.unsafe(text, p as postgres.ParameterOrJSON<never>[], { prepare: true }), params.tenant, main10k, options.seed),
+      },
+      { name: "in-turn recall", note: `${size(main10k)} principal`, op: inTurnOp(client, main10k, options.seed, checks) },
+      { name: "snapshot open, cold", note: "a cache miss each call", op: coldSnapshotOp(client, main10k, options.seed, checks) },
+      { name: "snapshot open, cached", note: "from_cache checked", op: cachedSnapshotOp(client, main10k, options.seed, checks) },
+      { name: "search", note: `${size(main10k)} principal`, op: searchOp(client, main10k, options.seed, checks) },
+      ...sizes,
+    ];
+    results = await measure(PG, scenarios, options, log, state);
   } finally {
-    peakRss = await peakRssMiB(sidecar.child.pid!).catch(() => NaN);
+    peakRss = await rssMiB(sidecar.child.pid!).catch(() => NaN);
     client.close();
     await sidecar.stop();
   }
   // After the stop: the sidecar flushes its queued traces on the way out.
   const arms = await armLatencies(sql).finally(() => sql.end({ timeout: 5 }));
 
-  const results: ScenarioResult[] = [];
-  for (const concurrency of options.concurrency) {
-    for (const s of scenarios) {
-      const summary = medianOfRounds(perRound.get(`${s.name}\u0000${concurrency}`) ?? []);
-      results.push({ scenario: s.name, concurrency, summary, note: s.note ?? "" });
+  // 2. Memory: a fresh sidecar with ten 10k principals loaded.
+  const rssLines = [
+    ...(options.memory
+      ? [await memoryFigure(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, [main10k, ...others10k], size(main10k), options.seed, checks)]
+      : []),
+    `  the main run's sidecar (every scenario above, 1k to 100k principals): ${peakRss.toFixed(0)} MiB peak`,
+  ];
+
+  // 3. The embedded store: one principal of 50k beliefs.
+  let embeddedLines: string[] = [];
+  if (options.embedded) {
+    const eParams = embeddedGenerationParams({ seed: options.seed });
+    const eStore = await prepareEmbeddedStore(options.embeddedDir, eParams, { force: options.regenerate, log });
+    const ePrincipal = { principal: eParams.measured[0]!.principal, head: eStore.heads.get(eParams.measured[0]!.principal) ?? 0 };
+    log("starting the sidecar on the embedded store");
+    const embedded = await startSidecar(sidecarEnv({ RECALL_DATA_DIR: options.embeddedDir }));
+    const eClient = connectBench(embedded.address, { tenant: eParams.tenant, principal: ePrincipal.principal }, 2_000);
+    try {
+      const eCold = await firstCalls([
+        { label: "first in-turn recall after start-up, 50k principal", op: () => inTurnOp(eClient, ePrincipal, options.seed, checks)(0) },
+        { label: "its second call", op: () => inTurnOp(eClient, ePrincipal, options.seed, checks)(1) },
+      ]);
+      results.push(
+        ...(await measure(
+          EMBEDDED,
+          [
+            healthScenario(FLOOR_SCENARIO, eClient),
+            { name: "in-turn recall", note: "50k principal", op: inTurnOp(eClient, ePrincipal, options.seed, checks) },
+            { name: "search", note: "50k principal", op: searchOp(eClient, ePrincipal, options.seed, checks) },
+          ],
+          options,
+          log,
+          state,
+        )),
+      );
+      embeddedLines = [...eCold, `  embedded sidecar peak RSS (VmHWM): ${(await rssMiB(embedded.child.pid!)).toFixed(0)} MiB`];
+    } finally {
+      eClient.close();
+      await embedded.stop();
     }
   }
-  const find = (name: string, c: number) => results.find((r) => r.scenario === name && r.concurrency === c)!.summary;
-  const base = options.concurrency[0]!;
-  const ratios = options.concurrency.map((c) => {
-    const raw = find("raw lexical SQL", c).p50;
-    return `  concurrency ${c}: in-turn recall p50 / raw lexical SQL p50 = ${(find("in-turn recall", c).p50 / raw).toFixed(2)}x` +
-      `, search p50 / raw = ${(find("search", c).p50 / raw).toFixed(2)}x, raw SQL p50 / SELECT 1 p50 = ${(raw / find("SELECT 1 (floor)", c).p50).toFixed(1)}x`;
+
+  const find = (group: string, name: string, c = base) => results.find((r) => r.group === group && r.scenario === name && r.concurrency === c)?.summary;
+  const targets = judgeTargets({
+    inTurn: find(PG, "in-turn recall")!,
+    search: find(PG, "search")!,
+    cachedSnapshot: find(PG, "snapshot open, cached")!,
+    coldSnapshot: find(PG, "snapshot open, cold")!,
+    floor: find(PG, FLOOR_SCENARIO)!,
+    ...(options.embedded ? { embeddedInTurn: find(EMBEDDED, "in-turn recall")! } : {}),
   });
-  const targets = judgeTargets(find("in-turn recall", base), find("snapshot open, cached", base), find("raw lexical SQL", base));
+  const high = Math.max(...options.concurrency);
+  const scaling = [PG, EMBEDDED].flatMap((group) =>
+    throughputScaling(results, group, base, high).map((s) => `  ${group}, ${s.scenario}: ${s.ratio.toFixed(2)}x`),
+  );
+  const rawP50 = find(PG, "raw lexical SQL")?.p50 ?? NaN;
 
   const out = [
     "",
     `recall latency benchmark: ${params.beliefs.toLocaleString("en-US")} beliefs, ${params.principals} other principals, ` +
-      `measured principal with ${params.heavyBeliefs.toLocaleString("en-US")} (rows scattered), seed ${params.seed}`,
+      `measured principals of ${params.measured.map((m) => m.beliefs.toLocaleString("en-US")).join(", ")} (rows scattered), seed ${params.seed}`,
     `  ${options.rounds} round(s) × ${options.iterations} calls per scenario and concurrency (after ${options.warmup} warm-up); ` +
-      "each figure is the median over rounds; gRPC over loopback with @grpc/grpc-js, deadline 2 s",
+      "each figure is the median over rounds; gRPC over loopback with @grpc/grpc-js, one channel, deadline 2 s",
     `  machine: ${machine.cpu}, ${machine.ram} RAM, ${machine.os}; Node ${machine.node}; ${machine.postgresql}; load average at start ${machine.load}`,
+    `  the 1k and 100k principals are measured at concurrency ${base} only; "× floor" is p50 over the ${FLOOR_SCENARIO} p50 of the same sidecar and concurrency`,
     "",
-    formatTable(results),
+    ...[PG, EMBEDDED].flatMap((group) => {
+      const rows = results.filter((r) => r.group === group);
+      return rows.length === 0 ? [] : [`${group}:`, formatTable(rows), ""];
+    }),
     "",
-    "ratios (p50):",
-    ...ratios,
+    "cold start (each call timed alone, right after the sidecar started):",
+    ...cold,
+    ...embeddedLines.slice(0, -1),
     "",
-    "where the time goes: arm latencies the sidecar recorded in this run's traces (all concurrencies; cache hits run no arm;",
-    "the structured arm is skipped, 0 ms, for queries without subjects or type anchors)",
+    `throughput at concurrency ${high} over concurrency ${base} (ops/s):`,
+    ...scaling,
+    "",
+    `in-turn recall p50 / raw lexical SQL p50 at concurrency ${base}: ${((find(PG, "in-turn recall")?.p50 ?? NaN) / rawP50).toFixed(2)}x`,
+    "where the time goes: arm latencies the sidecar recorded in this run's traces (1M store, all concurrencies and principals;",
+    "cache hits run no arm; the structured arm is skipped, 0 ms, for queries without subjects or type anchors)",
     ...arms,
     "",
-    `sidecar peak RSS (VmHWM): ${peakRss.toFixed(0)} MiB`,
-    `recalls with a degraded arm: ${degraded}; cached snapshot calls not served from cache (warm-up included): ${notFromCache}; ` +
-      `cold snapshot calls served from cache: ${coldFromCache}`,
-    ...[...firstErrors].map(([name, message]) => `first error in ${name}: ${message}`),
+    "memory:",
+    ...rssLines,
+    ...embeddedLines.slice(-1),
+    `recalls with a degraded arm: ${checks.degraded}; cached snapshot calls not served from cache (warm-up included): ${checks.notFromCache}; ` +
+      `cold snapshot calls served from cache: ${checks.coldFromCache}`,
+    ...[...state.firstErrors].map(([name, message]) => `first error in ${name}: ${message}`),
     "",
     `targets (concurrency ${base}):`,
     formatTargets(targets),
@@ -372,7 +419,7 @@ async function main(argv: string[]): Promise<number> {
   if (options.json) {
     await writeFile(
       options.json,
-      `${JSON.stringify({ params, options, machine, results, peakRssMiB: peakRss, degraded, notFromCache, coldFromCache, targets: targets.map((t) => ({ ...t, met: met(t) })) }, null, 2)}\n`,
+      `${JSON.stringify({ params, options, machine, results, cold, rss: rssLines, embedded: embeddedLines, peakRssMiB: peakRss, checks, targets: targets.map((t) => ({ ...t, met: met(t) })) }, null, 2)}\n`,
     );
   }
   return 0;

@@ -37,9 +37,11 @@ export async function runDemo(config: Config, options: { once: boolean }): Promi
     const write = createClient(MemoryWriteService, transport);
     const read = createClient(MemoryService, transport);
 
-    await write.putBeliefs({ beliefs: demoBeliefs() });
-    await write.appendEpisodes({ episodes: demoEpisodes() });
-    await write.setPersonaEntry({ beliefId: PERSONA_HELD_ID });
+    // A load, not an agent's turn: a deadline that a busy machine cannot miss (the default is 2 s).
+    const loading = { timeoutMs: 30_000 };
+    await write.putBeliefs({ beliefs: demoBeliefs() }, loading);
+    await write.appendEpisodes({ episodes: demoEpisodes() }, loading);
+    await write.setPersonaEntry({ beliefId: PERSONA_HELD_ID }, loading);
 
     const out = (s: string) => process.stdout.write(s);
     out(`recall demo: sidecar on ${address} (embedded store in ${embedded.store.kind === "pglite" ? embedded.store.dataDir : "?"})\n`);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig } from "../config.js";
+import { DataDirLockedError } from "../store/data-dir-lock.js";
 import { runDemo } from "./demo.js";
 import { runEval } from "./eval.js";
 import { runDeleteSession, runEvents, runHints, runPromotions, runSweep } from "./feedback.js";
@@ -36,8 +37,8 @@ commands:
   sweep                          run the retention and uncited-utility sweeps once, to completion
 
 Commands that read or change a principal's data take --tenant T --principal P, or
-RECALL_TENANT_ID and RECALL_PRINCIPAL_ID; they open the configured store directly (stop a
-sidecar that uses the same PGlite directory first).
+RECALL_TENANT_ID and RECALL_PRINCIPAL_ID; they open the configured store directly. A PGlite
+directory is used by one process at a time: against a directory a sidecar holds they exit 2.
 
 Environment variables are listed in the README.`;
 
@@ -86,7 +87,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof DataDirLockedError) {
       process.stderr.write(`recall: ${error.message}\n`);
       process.exitCode = 2;
       return;

@@ -191,6 +191,12 @@ export interface RecallTrace {
   carried: string[];
   /** The band each returned id was rendered with, in `returned` order. */
   returnedBands: ConfidenceBand[];
+  /**
+   * A cached snapshot's trace: the trace of the render it reuses. The store
+   * keeps the ranked list and dropped ids once, with that render, and reads
+   * them through this reference.
+   */
+  reusesTraceId?: string | null;
 }
 
 /** One rendered belief of the user view (the spec's TracedBelief). */

@@ -34,6 +34,12 @@ export interface BackfillOptions {
   retryMaxMs: number;
   /** Beliefs above this sensitivity are never sent to the embedder. */
   sensitivityCeiling: SensitivityLevel;
+  /**
+   * Asked before each sweep over every principal: false skips it until the
+   * next poll. The fleet's lease (store/maintenance-lease.ts), so one sidecar
+   * sweeps per interval; a sidecar's own writes are embedded regardless.
+   */
+  claimSweep?: () => Promise<boolean>;
 }
 
 export class EmbeddingBackfill {
@@ -46,6 +52,8 @@ export class EmbeddingBackfill {
   private readonly dirty = new Map<string, Principal>();
   /** When the next sweep over every principal is due (0: now). */
   private sweepAt = 0;
+  /** A sweep is under way (its lease was claimed): its next batches need no claim. */
+  private sweeping = false;
   /** Per principal, a store position up to which everything embeddable is embedded (bounded; a forgotten one rescans). */
   private readonly covered = new Map<string, number>();
   /** Beliefs whose statement the endpoint refused on its own; skipped until restart so they cannot stall the rest. */
@@ -132,7 +140,15 @@ export class EmbeddingBackfill {
       }
       try {
         if (principal) await this.embedPrincipal(principal);
-        else if ((await this.embedBatch(this.abort.signal)) < this.options.batch) this.sweepAt = Date.now() + this.options.pollIntervalMs;
+        else if (!this.sweeping && this.options.claimSweep && !(await this.options.claimSweep())) {
+          this.sweepAt = Date.now() + this.options.pollIntervalMs;
+        } else {
+          this.sweeping = true;
+          if ((await this.embedBatch(this.abort.signal)) < this.options.batch) {
+            this.sweeping = false;
+            this.sweepAt = Date.now() + this.options.pollIntervalMs;
+          }
+        }
         if (this.failures > 0) this.logger.info({ failures: this.failures }, "background embedder recovered");
         this.failures = 0;
       } catch (err) {

@@ -1,27 +1,86 @@
 import type { Principal } from "../domain/model.js";
-import { HEAD_CHANNEL, type MemoryStore, type StoreHead } from "../store/memory-store.js";
+import { HEAD_CHANNEL, type StoreHead } from "../store/memory-store.js";
+import type { SqlClient } from "../store/sql-client.js";
 
 /**
- * Each principal's store head (the snapshot watermark), known in process.
- * Every write that moves a head NOTIFYs it (store/memory-store.ts), on
- * PostgreSQL to every sidecar sharing the database, so a cached snapshot can
- * be served without asking the database whether memory changed. When the
- * listening connection is (re)established, everything known is dropped:
- * notifications may have been missed while it was down.
+ * Each principal's store head (the snapshot watermark), known in process, so
+ * a cached snapshot (or an in-process index) can be served without asking the
+ * database whether memory changed. Two ways to stay fresh:
+ *
+ * - listening: every write that moves a head NOTIFYs it (store/memory-store.ts),
+ *   on PostgreSQL to every sidecar sharing the database. A known head is
+ *   served until a notification moves it. When the listening connection is
+ *   (re)established, everything known is dropped: notifications may have
+ *   been missed while it was down.
+ * - polling: with no notification connection (behind a transaction-mode
+ *   pooler, where LISTEN cannot work, and no direct URL), a known head is
+ *   served for at most `pollMs`, then read again. A write through another
+ *   sidecar is seen within `pollMs` plus one query.
+ *
+ * Either way a write through this sidecar is seen by its very next read
+ * (`forget`).
  */
+
+/** Where heads are read from when not known. */
+export interface HeadSource {
+  head(p: Principal): Promise<StoreHead>;
+}
+
+export interface HeadTrackerOptions {
+  /** The notification connection; null means poll. */
+  listener: Pick<SqlClient, "listen"> | null;
+  /** Polling: how long a head read is served before it is read again. */
+  pollMs: number;
+  maxPrincipals: number;
+  now: () => number;
+}
+
+export type HeadFreshness = "listening" | "polling";
+
+/** Default polling interval, and the staleness bound it gives. */
+export const DEFAULT_HEAD_POLL_MS = 1000;
+
+interface KnownHead {
+  head: StoreHead;
+  /** When it was read (polling) or last confirmed. */
+  at: number;
+}
+
 export class HeadTracker {
-  private readonly heads = new Map<string, StoreHead>();
+  private readonly heads = new Map<string, KnownHead>();
   /** Bumped on every reset, so a load that started before it cannot store a stale head. */
   private generation = 0;
   private unlisten: (() => Promise<void>) | undefined;
+  private started = false;
+  private readonly options: HeadTrackerOptions;
 
+  /** `store` is the default listener too (a store with `db`), unless `options.listener` says otherwise. */
   constructor(
-    private readonly store: MemoryStore,
-    private readonly maxPrincipals = 10_000,
-  ) {}
+    private readonly store: HeadSource & { db?: Pick<SqlClient, "listen"> },
+    options: Partial<HeadTrackerOptions> = {},
+  ) {
+    this.options = {
+      listener: options.listener === undefined ? (store.db ?? null) : options.listener,
+      pollMs: options.pollMs ?? DEFAULT_HEAD_POLL_MS,
+      maxPrincipals: options.maxPrincipals ?? 10_000,
+      now: options.now ?? Date.now,
+    };
+  }
+
+  /** How this tracker stays fresh: a consumer caching by head can tell how stale a head may be. */
+  get freshness(): HeadFreshness {
+    return this.options.listener ? "listening" : "polling";
+  }
+
+  /** The most a served head can lag a commit by another sidecar: null while listening (a notification's delivery). */
+  get stalenessBoundMs(): number | null {
+    return this.options.listener ? null : this.options.pollMs;
+  }
 
   async start(): Promise<void> {
-    this.unlisten = await this.store.db.listen(
+    this.started = true;
+    if (!this.options.listener) return;
+    this.unlisten = await this.options.listener.listen(
       HEAD_CHANNEL,
       (payload) => this.onNotify(payload),
       () => this.reset(),
@@ -29,27 +88,34 @@ export class HeadTracker {
   }
 
   async stop(): Promise<void> {
+    this.started = false;
     await this.unlisten?.().catch(() => {});
     this.unlisten = undefined;
     this.reset();
   }
 
-  /** The head, from memory when known; otherwise one query, remembered. */
+  /** The head, from memory when known (and, polling, recent enough); otherwise one query, remembered. */
   async head(p: Principal): Promise<StoreHead> {
     const key = keyOf(p.tenantId, p.principalId);
     const known = this.heads.get(key);
-    if (known) return known;
+    if (known && this.fresh(known)) return known.head;
     const generation = this.generation;
+    const at = this.options.now();
     const loaded = await this.store.head(p);
-    // Not listening (yet) means nothing would keep it fresh: do not remember it.
-    if (this.unlisten && generation === this.generation && !this.heads.has(key)) this.remember(key, loaded);
-    return this.heads.get(key) ?? loaded;
+    // Not started (or not listening yet) means nothing would keep it fresh: do not remember it.
+    const keeping = this.started && (this.unlisten !== undefined || !this.options.listener);
+    if (keeping && generation === this.generation) {
+      const now = this.heads.get(key);
+      // A notification that arrived while loading may already know a later head.
+      if (!now || now.head.position <= loaded.position || !this.fresh(now)) this.remember(key, { head: loaded, at });
+    }
+    return this.heads.get(key)?.head ?? loaded;
   }
 
   /**
    * Forgets a principal's head after a write through this sidecar, so the
    * writer reads its own write at once instead of waiting for the
-   * notification to come round (other sidecars catch up through it).
+   * notification (or the next poll) to come round.
    */
   forget(p: Principal): void {
     this.generation += 1;
@@ -58,6 +124,10 @@ export class HeadTracker {
 
   get size(): number {
     return this.heads.size;
+  }
+
+  private fresh(known: KnownHead): boolean {
+    return this.options.listener !== null || this.options.now() - known.at < this.options.pollMs;
   }
 
   private onNotify(payload: string): void {
@@ -71,13 +141,15 @@ export class HeadTracker {
     const key = keyOf(tenantId, principalId);
     const known = this.heads.get(key);
     // Only principals already asked about are tracked; others load on first use.
-    if (known && position > known.position) this.remember(key, { position, updatedAt: new Date(updatedAt) });
+    if (known && position > known.head.position) {
+      this.remember(key, { head: { position, updatedAt: new Date(updatedAt) }, at: this.options.now() });
+    }
   }
 
-  private remember(key: string, head: StoreHead): void {
+  private remember(key: string, known: KnownHead): void {
     this.heads.delete(key);
-    this.heads.set(key, head);
-    if (this.heads.size > this.maxPrincipals) this.heads.delete(this.heads.keys().next().value!);
+    this.heads.set(key, known);
+    if (this.heads.size > this.options.maxPrincipals) this.heads.delete(this.heads.keys().next().value!);
   }
 
   private reset(): void {

@@ -42,7 +42,16 @@ export function assemble<T extends Assemblable>(
   let belowFloor = 0;
   let full = false;
 
-  const cost = (item: T) => countTokens(item.line) + 1; // +1 for the newline
+  // Counted once per item: a group is costed to see whether it fits, then again as it is admitted.
+  const costs = new Map<T, number>();
+  const cost = (item: T) => {
+    let c = costs.get(item);
+    if (c === undefined) {
+      c = countTokens(item.line) + 1; // +1 for the newline
+      costs.set(item, c);
+    }
+    return c;
+  };
   const fits = (group: T[]) =>
     admitted.size + group.length <= limits.maxItems &&
     tokens + group.reduce((sum, item) => sum + cost(item), 0) <= limits.budgetTokens;

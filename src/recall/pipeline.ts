@@ -33,6 +33,7 @@ import { scanStatements } from "./safety.js";
 import { gateSemanticOnly } from "./semantic-calibration.js";
 import { demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
+import { rankedCandidate, type RankedCandidate } from "./ranked-candidate.js";
 import { runArms } from "./run-arms.js";
 import { countTokens } from "./tokens.js";
 import { SEARCH_TOOL_ID } from "./search.js";
@@ -53,6 +54,10 @@ export interface CachedSnapshot {
 export interface TraceRecorder {
   /** Resolves once the trace is written or safely queued, by `deadlineAt` at the latest. */
   record(principal: Principal, trace: RecallTrace, deadlineAt?: number): Promise<void>;
+  /** A recorder that writes later: the principal's trace while it waits to be written. */
+  pending?(principal: Principal, traceId: string): RecallTrace | undefined;
+  /** A recorder that writes later: writes the principal's waiting traces that `match` before a store read looks for them. */
+  settle?(principal: Principal, match: (t: RecallTrace) => boolean, deadlineAt?: number): Promise<void>;
 }
 
 export interface PipelineDeps {
@@ -65,8 +70,6 @@ export interface PipelineDeps {
   heads: { head(p: Principal): Promise<StoreHead> };
   snapshotCache?: SnapshotCache<CachedSnapshot>;
   onArmError?: (arm: string, error: unknown) => void;
-  /** A trace write that failed after the answer was sent (cache hits record their trace after replying). */
-  onTraceError?: (traceId: string, error: unknown) => void;
   /** Fault injection: delay named arms (RECALL_FAULT_ARM_DELAY). */
   armDelayMs?: Readonly<Record<string, number>>;
   /** The semantic arm's embedder and store; absent when RECALL_SEMANTIC=off. */
@@ -105,7 +108,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       ? snapshotCacheKey(run.principal, query, { ...ctx, sensitivityCeiling: ctx.surface.sensitivityCeiling }, head.position, policy.version)
       : null;
   const cached = cacheKey !== null ? deps.snapshotCache!.get(cacheKey) : undefined;
-  if (cached) return fromCache(deps, run, cached, now);
+  if (cached) return await fromCache(deps, run, cached, now);
 
   const subjectGroups = await store.expandSubjectsEach(run.principal, query.subjects);
   // Every name of every named subject (alias-expanded); the groups also serve the escalation check.
@@ -156,8 +159,12 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     yield outcome;
   }
   // Corrections to the session's snapshot: looked up after the arms, never dropped for budget.
-  const corrections: Correction[] =
-    deltaAfter !== null && ctx.sessionId !== "" ? await store.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now) : [];
+  let corrections: Correction[] = [];
+  if (deltaAfter !== null && ctx.sessionId !== "") {
+    // The lookup reads the session's snapshot trace: one just handed out may still be queued.
+    await deps.traces.settle?.(run.principal, isSnapshotOf(ctx.sessionId), run.deadlineAt - marginMs);
+    corrections = await store.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now);
+  }
 
   // 4. Fuse.
   const beliefs = new Map<string, StoredBelief>();
@@ -175,7 +182,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     const carried = isCarried(belief, query.currentScope);
     // A historical query ranks a belief with the lifecycle it had at as_of.
     const s = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy);
-    return { ...belief, arms: f.arms, carried, score: gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity) };
+    return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity));
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
   // The penalty's last part needs the first ranking: a near-duplicate of a higher-ranked item.
@@ -281,12 +288,17 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   return { result, trace };
 }
 
+/** Traces a snapshot corrections or scope lookup reads: the session's snapshots. */
+export function isSnapshotOf(sessionId: string): (t: RecallTrace) => boolean {
+  return (t) => t.moment === "snapshot" && t.sessionId === sessionId;
+}
+
 /**
  * A cache hit is still a recall of its own: a new trace (this session's ids,
- * now), bound to the same bytes. It is recorded after the answer is sent,
- * so a hit never waits on the database.
+ * now), bound to the same bytes. It references the render it reuses rather
+ * than storing its ranked list again; queueing it never waits on the database.
  */
-function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnapshot, now: Date): RecallOutcome {
+async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnapshot, now: Date): Promise<RecallOutcome> {
   const traceId = randomUUID();
   const result: RecallResult = { ...cached.result, traceId, fromCache: true };
   const trace: RecallTrace = {
@@ -299,10 +311,9 @@ function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnapshot, n
     createdAt: now,
     operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
     armLatenciesMs: {},
+    reusesTraceId: cached.trace.id,
   };
-  setImmediate(() => {
-    deps.traces.record(run.principal, trace).catch((error: unknown) => deps.onTraceError?.(traceId, error));
-  });
+  await deps.traces.record(run.principal, trace, run.deadlineAt);
   return { result, trace };
 }
 
@@ -351,7 +362,7 @@ export function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
-function toRecalled(b: StoredBelief & { score: number; arms: string[]; carried: boolean }, line: RenderLine): RecalledBelief {
+function toRecalled(b: RankedCandidate, line: RenderLine): RecalledBelief {
   const blocked = line.withheld !== null;
   return {
     beliefId: b.beliefId,

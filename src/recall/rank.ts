@@ -89,10 +89,24 @@ export interface NearDuplicateCandidate extends Omit<Collapsible, "validFrom"> {
  * (lower-cased, function words removed, negations kept), without the
  * subject's own words, which every statement about that subject shares.
  */
-export function contentWords(statement: string, subject: string): Set<string> {
+export function contentWords(statement: string, subject: string): ReadonlySet<string> {
+  const key = `${subject}\u0000${statement}`;
+  const known = CONTENT_WORDS.get(key);
+  if (known) return known;
   const own = new Set(lexicalTerms(subject, Infinity));
-  return new Set(lexicalTerms(statement, Infinity).filter((w) => !own.has(w)));
+  const words = new Set(lexicalTerms(statement, Infinity).filter((w) => !own.has(w)));
+  if (CONTENT_WORDS.size >= CONTENT_WORDS_MAX) CONTENT_WORDS.clear();
+  CONTENT_WORDS.set(key, words);
+  return words;
 }
+
+/**
+ * contentWords is pure and asked of the same statements recall after recall
+ * (hundreds of candidates each, from one principal's beliefs), so its answers
+ * are kept, a bounded number of them (a few MiB); when full, it starts over.
+ */
+const CONTENT_WORDS = new Map<string, ReadonlySet<string>>();
+const CONTENT_WORDS_MAX = 8_192;
 
 /** |a ∩ b| / |a ∪ b|; two empty sets say nothing, so they score 0. */
 export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {

@@ -15,7 +15,7 @@ import {
 import { EpisodeSchema } from "../gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../recall/arms/arm.js";
 import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets } from "../recall/episodes.js";
-import { recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
+import { isSnapshotOf, recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
 import { fromWorkingState } from "../recall/query-former.js";
 import { namesTheOwner, resolveSearchScope } from "../recall/search.js";
 import type { SensitivityName } from "../config.js";
@@ -114,8 +114,12 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
       const resolution = await resolveSearchScope({
         requested: requested.currentScope,
         sessionHeader: sessionScopeHeader(ctx),
-        snapshotScope: () =>
-          searchContext.sessionId === "" ? Promise.resolve(null) : deps.store.sessionSnapshotScope(principal, searchContext.sessionId),
+        snapshotScope: async () => {
+          if (searchContext.sessionId === "") return null;
+          // The session's snapshot may have been handed out a moment ago: its trace can still be queued.
+          await deps.traces.settle?.(principal, isSnapshotOf(searchContext.sessionId), deadlineAt(ctx));
+          return deps.store.sessionSnapshotScope(principal, searchContext.sessionId);
+        },
       });
       const query = {
         ...requested,
@@ -230,12 +234,15 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
       const principal = principalOf(ctx);
       const request = validate.getTraceRequest(req, deps.defaultSensitivityCeiling);
       if (request.form === "user") {
+        // The turn's traces (and its session's snapshot) are written first if they still wait in the queue.
+        await deps.traces.settle?.(principal, (t) => t.turnId === request.turnId || t.moment === "snapshot", deadlineAt(ctx));
         const view = await traceView(deps.store.traces, principal, request.turnId, request.viewingSurface.sensitivityCeiling);
         // Missing and not-yours are the same answer, so turn ids reveal nothing.
         if (!view) throw new NotFoundError("no trace for this turn");
         return create(GetTraceResponseSchema, { view: recallTraceViewToProto(view) });
       }
-      const trace = await deps.store.getTrace(principal, request.traceId);
+      // A trace still waiting to be written is read from the queue: a trace id just handed out is always found.
+      const trace = deps.traces.pending?.(principal, request.traceId) ?? (await deps.store.getTrace(principal, request.traceId));
       // Missing and not-yours are the same answer, so ids reveal nothing.
       if (!trace) throw new NotFoundError("trace not found");
       return create(GetTraceResponseSchema, { trace: recallTraceToProto(trace) });

@@ -18,14 +18,17 @@ import type { TraceWriter } from "../trace/trace-writer.js";
 import { principalOf } from "./identity.js";
 import * as validate from "./validate.js";
 
+/** How long a citation waits for its trace to be written when the call has no deadline. */
+const CITATION_SETTLE_MS = 2_000;
+
 /** The write side. Each handler validates the whole request before the store sees any of it. */
 export function writeService(deps: {
   store: MemoryStore;
   clock: () => Date;
   /** Called after every write that may have moved the principal's head. */
   afterWrite?: (p: Principal) => void;
-  /** Queued traces of a deleted session are dropped, so no retry brings them back. */
-  traces?: Pick<TraceWriter, "forgetSession">;
+  /** Queued traces of a deleted session are dropped, so no retry brings them back; a cited trace still queued is written first. */
+  traces?: Pick<TraceWriter, "forgetSession" | "settle">;
 }): ServiceImpl<typeof MemoryWriteService> {
   const { store } = deps;
   const wrote = <T>(p: Principal, result: T): T => {
@@ -60,6 +63,7 @@ export function writeService(deps: {
     },
     async recordCitations(req, ctx) {
       const { traceId, beliefIds, turnId } = validate.citations(req);
+      await deps.traces?.settle(principalOf(ctx), (t) => t.id === traceId, Date.now() + (ctx.timeoutMs() ?? CITATION_SETTLE_MS));
       const { recorded } = await store.recordCitations(principalOf(ctx), traceId, beliefIds, turnId);
       return create(RecordCitationsResponseSchema, { recorded });
     },

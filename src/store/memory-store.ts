@@ -16,6 +16,7 @@ import type { EligibilityFilter } from "../recall/hard-filter.js";
 import { BELIEF_COLUMNS, EPISODE_COLUMNS, beliefFromRow, beliefParams, episodeFromRow } from "./belief-rows.js";
 import { eligibilitySql, successorInForceSql } from "./eligibility-sql.js";
 import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
+import { LexiconDelta } from "./lexicon-stats.js";
 import { refreshSourceContext } from "./source-context.js";
 import { SqlParams } from "./sql-params.js";
 import { FEEDBACK } from "../trace/feedback.js";
@@ -160,10 +161,10 @@ export class MemoryStore {
       let written = 0;
       for (const belief of beliefs) {
         const replayed = applyRejections(belief, rejections.get(belief.beliefId) ?? []);
-        written += await upsertBelief(tx, p, replayed, write.next);
+        written += await upsertBelief(tx, p, replayed, write.next, write.lexicon);
       }
       // The lexical index of a belief includes the episodes it was learned from.
-      if (written > 0) await refreshSourceContext(tx, p, { beliefIds: beliefs.map((b) => b.beliefId) });
+      if (written > 0) await refreshSourceContext(tx, p, { beliefIds: beliefs.map((b) => b.beliefId) }, write.lexicon);
       return { written, position: await write.finish(written > 0) };
     });
     await this.afterBulkWrite(result.written);
@@ -199,7 +200,9 @@ export class MemoryStore {
         appended += rows.length;
       }
       // Beliefs that arrived before these episodes (or cite their neighbours) index them now.
-      if (appended > 0) await refreshSourceContext(tx, p, { sessionIds: [...new Set(episodes.map((e) => e.sessionId))] });
+      if (appended > 0) {
+        await refreshSourceContext(tx, p, { sessionIds: [...new Set(episodes.map((e) => e.sessionId))] }, write.lexicon);
+      }
       return { appended, position: await write.finish(appended > 0) };
     });
     await this.afterBulkWrite(result.appended);
@@ -329,11 +332,11 @@ export class MemoryStore {
       const correction = rejection.correction;
       if (correction) {
         const supersedes = [...new Set([...correction.supersedes, target.beliefId])];
-        await upsertBelief(tx, p, { ...correction, supersedes }, write.next);
-        await refreshSourceContext(tx, p, { beliefIds: [correction.beliefId] });
+        await upsertBelief(tx, p, { ...correction, supersedes }, write.next, write.lexicon);
+        await refreshSourceContext(tx, p, { beliefIds: [correction.beliefId] }, write.lexicon);
       }
       const corrected = applyRejection(target, rejection.kind, correction?.validFrom ?? null);
-      await upsertBelief(tx, p, corrected, write.next);
+      await upsertBelief(tx, p, corrected, write.next, write.lexicon);
       return { position: await write.finish(true) };
     });
   }
@@ -716,9 +719,13 @@ async function beginWrite(tx: SqlClient, p: Principal) {
   );
   const current = Number(rows[0]?.position ?? 0);
   const next = current + 1;
+  const lexicon = new LexiconDelta();
   return {
     next,
+    /** The BM25 statistics' change by this write, applied by `finish`. */
+    lexicon,
     async finish(changed: boolean): Promise<number> {
+      await lexicon.apply(tx, p);
       if (!changed) return current;
       await tx.query(
         `UPDATE principal_heads SET position = $3, updated_at = now() WHERE tenant_id = $1 AND principal_id = $2`,
@@ -781,9 +788,13 @@ function escapeLike(text: string): string {
 }
 
 /** Inserts or replaces one belief; returns 1 when the row changed, 0 for an identical repeat. */
-async function upsertBelief(tx: SqlClient, p: Principal, b: Belief, position: number): Promise<number> {
+async function upsertBelief(tx: SqlClient, p: Principal, b: Belief, position: number, lexicon: LexiconDelta): Promise<number> {
   const rows = await tx.query(
-    `INSERT INTO beliefs AS cur (tenant_id, principal_id, belief_id, subject, statement, belief_type, predicate_key,
+    // prev reads the row as it was before this statement (one snapshot for the whole statement).
+    `WITH prev AS (
+       SELECT lex_lengths FROM beliefs WHERE tenant_id = $1 AND principal_id = $2 AND belief_id = $3
+     ),
+     up AS (INSERT INTO beliefs AS cur (tenant_id, principal_id, belief_id, subject, statement, belief_type, predicate_key,
        status, confidence, authority, origin_scope, scope_level, portability, sensitivity, valid_from, valid_to,
        recorded_at, retracted_at, supersedes, conflicts_with, evidence_count, last_evidence_at, expires_hint,
        flagged_for_review, source_episode_ids, store_position)
@@ -809,8 +820,10 @@ async function upsertBelief(tx: SqlClient, p: Principal, b: Belief, position: nu
        EXCLUDED.portability, EXCLUDED.sensitivity, EXCLUDED.valid_from, EXCLUDED.valid_to, EXCLUDED.recorded_at,
        EXCLUDED.retracted_at, EXCLUDED.supersedes, EXCLUDED.conflicts_with, EXCLUDED.evidence_count,
        EXCLUDED.last_evidence_at, EXCLUDED.expires_hint, EXCLUDED.flagged_for_review, EXCLUDED.source_episode_ids)
-     RETURNING 1 AS ok`,
+     RETURNING cur.lex_lengths)
+     SELECT (SELECT prev.lex_lengths FROM prev)::int[] AS lengths_before, up.lex_lengths::int[] AS lengths_after FROM up`,
     [p.tenantId, p.principalId, ...beliefParams(b), position],
   );
+  lexicon.changeRows(rows);
   return rows.length;
 }

@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { MemoryStore } from "./memory-store.js";
 import { loadMigrations, migrate } from "./migrate.js";
+import { lockDataDir } from "./data-dir-lock.js";
 import { createPgliteClient, openPglite } from "./pglite-client.js";
 import { createPostgresClient } from "./postgres-client.js";
 import { enableSemantic } from "./semantic-store.js";
@@ -16,10 +17,18 @@ import type { SqlClient } from "./sql-client.js";
 export async function openStore(config: Config["store"], logger: Logger, options: { semantic?: boolean } = {}): Promise<MemoryStore> {
   let client: SqlClient;
   if (config.kind === "postgres") {
-    client = createPostgresClient(config.url, config.poolMax);
+    client = createPostgresClient(config.url, config.poolMax, { prepare: config.pooler === "none" });
   } else {
     await mkdir(config.dataDir, { recursive: true });
-    client = createPgliteClient(await openPglite(config.dataDir, { vector: options.semantic ?? false }));
+    // One process per directory: a second one would silently overwrite the first one's writes.
+    const release = await lockDataDir(config.dataDir);
+    try {
+      const pglite = createPgliteClient(await openPglite(config.dataDir, { vector: options.semantic ?? false }));
+      client = { ...pglite, close: () => pglite.close().finally(release) };
+    } catch (error) {
+      await release();
+      throw error;
+    }
   }
   try {
     const applied = await migrate(client, await loadMigrations());

@@ -3,6 +3,7 @@ import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { vector } from "@electric-sql/pglite-pgvector";
 import type { Row, SqlClient } from "./sql-client.js";
+import { assertBefore, beforeDeadline, storeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
 
 /** The extensions the schema needs; PGlite loads them at creation. */
 export const pgliteExtensions = { pg_trgm, btree_gin };
@@ -18,6 +19,9 @@ export async function openPglite(dataDir: string | undefined, options: { vector?
 /**
  * PGlite through its own query API. PGlite runs one statement at a time in
  * process, so there is no pool and a running statement cannot be cancelled.
+ * The store deadline (store/store-deadline.ts) is honoured between
+ * statements: none is started after it, a transaction is not committed after
+ * it, and the caller is answered when it passes while PGlite is still busy.
  */
 export function createPgliteClient(db: PGliteInterface): SqlClient {
   return wrap(db, () => db.close());
@@ -27,7 +31,9 @@ function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>): Sq
   return {
     kind: "pglite",
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-      const result = await db.query<T>(text, params as unknown[]);
+      const at = storeDeadline();
+      assertBefore(at);
+      const result = await beforeDeadline(db.query<T>(text, params as unknown[]), at, () => new StoreTimeoutError());
       return result.rows;
     },
     async exec(script: string) {
@@ -35,7 +41,19 @@ function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>): Sq
     },
     async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
       if (!("transaction" in db)) return work(wrap(db, close));
-      return db.transaction((tx) => work(wrap(tx, close)));
+      const at = storeDeadline();
+      assertBefore(at);
+      const state = { commitSent: false };
+      const attempt = db.transaction(async (tx) => {
+        // Queued behind other work past the deadline: nothing is run at all.
+        assertBefore(at);
+        const result = await work(wrap(tx, close));
+        // PGlite commits when this callback returns: not after the deadline.
+        assertBefore(at);
+        state.commitSent = true;
+        return result;
+      });
+      return beforeDeadline(attempt, at, () => (state.commitSent ? new WriteOutcomeUnknownError() : new StoreTimeoutError()));
     },
     async listen(channel, onNotify, onConnect) {
       if (!("listen" in db)) throw new Error("LISTEN is not available inside a transaction");

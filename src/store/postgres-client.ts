@@ -1,13 +1,40 @@
 import postgres from "postgres";
 import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
+import { assertBefore, beforeDeadline, remainingMs, storeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
 
 type Sql = postgres.Sql<Record<string, never>>;
+type Reserved = postgres.ReservedSql<Record<string, never>>;
+/** A statement sent (or queued) through postgres.js: a promise with a cancel(). */
+type Pending = PromiseLike<unknown>;
 
-/** PostgreSQL through postgres.js: a pool, prepared statements, cancellable queries. */
-export function createPostgresClient(url: string, poolMax: number): SqlClient {
+/**
+ * PostgreSQL through postgres.js: a pool, prepared statements (unless told
+ * otherwise), cancellable
+ * queries, every call bounded by the store deadline (store/store-deadline.ts).
+ *
+ * Transactions are our own, on a reserved connection, not postgres.js's
+ * `sql.begin`: when begin's connection closes mid-transaction (a reset after a
+ * stall), begin still sends its ROLLBACK on the closed connection, and
+ * postgres.js 3.4.9 then writes to a null socket from a setImmediate, an
+ * uncatchable TypeError that ends the process (porsager/postgres#1208). Here
+ * a connection that failed at the connection level is never written to again,
+ * nor released (the pool has already taken it back as closed).
+ */
+export interface PostgresClientOptions {
+  /**
+   * Named prepared statements (the default). Off sends every statement
+   * unnamed, as a transaction-mode pooler without prepared-statement support
+   * (PgBouncer before 1.21) needs: a named statement prepared on one server
+   * connection is unknown on the next.
+   */
+  prepare?: boolean;
+}
+
+export function createPostgresClient(url: string, poolMax: number, options: PostgresClientOptions = {}): SqlClient {
+  const prepare = options.prepare ?? true;
   const sql = postgres(url, {
     max: poolMax,
-    prepare: true,
+    prepare,
     onnotice: () => {},
     // int8 as a JS number, as PGlite returns it: positions and counts stay far below 2^53.
     types: {
@@ -15,36 +42,153 @@ export function createPostgresClient(url: string, poolMax: number): SqlClient {
     },
     connection: { application_name: "recall" },
   }) as unknown as Sql;
-  return wrap(sql, async () => {
-    await sql.end({ timeout: 5 });
-  });
-}
-
-function wrap(sql: Sql | postgres.TransactionSql<Record<string, never>>, close: () => Promise<void>): SqlClient {
   return {
     kind: "postgres",
-    async query<T extends Row>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
-      const pending = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
-      const signal = options?.signal;
-      if (signal) {
-        if (signal.aborted) pending.cancel();
-        else signal.addEventListener("abort", () => pending.cancel(), { once: true });
-      }
-      const rows = await pending;
-      return rows as unknown as T[];
-    },
+    query: (text, params, options) => bounded(sql, text, params, options, prepare),
     async exec(script: string) {
       await sql.unsafe(script);
     },
-    async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
-      if (!("begin" in sql)) return work(wrap(sql, close));
-      return (await sql.begin((tx) => work(wrap(tx, close)))) as T;
-    },
+    transaction: (work) => transaction(sql, work, prepare),
     async listen(channel, onNotify, onConnect) {
-      if (!("listen" in sql)) throw new Error("LISTEN is not available inside a transaction");
       const { unlisten } = await sql.listen(channel, (payload) => onNotify(payload), () => onConnect?.());
       return unlisten;
     },
-    close,
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
   };
+}
+
+/** One statement, not sent after the deadline, answered by it. */
+async function bounded<T extends Row>(
+  sql: Sql | Reserved,
+  text: string,
+  params: readonly unknown[] = [],
+  options: QueryOptions | undefined,
+  prepare: boolean,
+): Promise<T[]> {
+  const at = storeDeadline();
+  assertBefore(at);
+  const pending = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });
+  const signal = options?.signal;
+  if (signal) {
+    if (signal.aborted) cancelQuietly(pending);
+    else signal.addEventListener("abort", () => cancelQuietly(pending), { once: true });
+  }
+  const rows = await beforeDeadline(pending as Promise<postgres.Row[]>, at, () => new StoreTimeoutError());
+  return rows as unknown as T[];
+}
+
+/**
+ * BEGIN (with statement, lock and idle timeouts set to what is left of the
+ * deadline), `work`, then COMMIT only if the deadline has not passed. A
+ * COMMIT whose reply is lost or late is reported as an unknown outcome.
+ */
+async function transaction<T>(sql: Sql, work: (tx: SqlClient) => Promise<T>, prepare: boolean): Promise<T> {
+  const at = storeDeadline();
+  assertBefore(at);
+  const state = { commitSent: false };
+  const attempt = runTransaction(sql, work, at, state, prepare);
+  return beforeDeadline(attempt, at, () => (state.commitSent ? new WriteOutcomeUnknownError() : new StoreTimeoutError()));
+}
+
+async function runTransaction<T>(
+  sql: Sql,
+  work: (tx: SqlClient) => Promise<T>,
+  at: number | undefined,
+  state: { commitSent: boolean },
+  prepare: boolean,
+): Promise<T> {
+  const reserved = await sql.reserve();
+  let usable = true;
+  let begun = false;
+  // Every statement of the transaction goes through here: a connection-level failure retires the connection.
+  const run = async <R extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]> => {
+    if (!usable) throw Object.assign(new Error("transaction connection closed"), { code: "CONNECTION_CLOSED" });
+    try {
+      return await bounded<R>(reserved, text, params, options, prepare);
+    } catch (error) {
+      if (!answeredByServer(error) && !(error instanceof StoreTimeoutError)) usable = false;
+      throw error;
+    }
+  };
+  try {
+    // A connection that arrives after the deadline goes back unused.
+    assertBefore(at);
+    const timeouts =
+      at === undefined
+        ? ""
+        : ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"]
+            .map((name) => `; SET LOCAL ${name} = ${remainingMs(at)}`)
+            .join("");
+    begun = true;
+    // Without parameters, one simple-protocol round trip for all four statements.
+    await run(`BEGIN${timeouts}`);
+    const result = await work(transactionClient(run));
+    assertBefore(at);
+    state.commitSent = true;
+    try {
+      await reserved.unsafe("COMMIT");
+    } catch (error) {
+      if (answeredByServer(error)) throw error;
+      usable = false;
+      throw new WriteOutcomeUnknownError();
+    }
+    return result;
+  } catch (error) {
+    if (usable && begun && !state.commitSent) {
+      await reserved.unsafe("ROLLBACK").catch(() => {
+        usable = false;
+      });
+    }
+    throw error;
+  } finally {
+    if (usable) reserved.release();
+  }
+}
+
+function transactionClient(run: <R extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions) => Promise<R[]>): SqlClient {
+  const tx: SqlClient = {
+    kind: "postgres",
+    query: run,
+    async exec(script: string) {
+      await run(script);
+    },
+    // Nested: the same transaction.
+    transaction: (work) => work(tx),
+    listen() {
+      return Promise.reject(new Error("LISTEN is not available inside a transaction"));
+    },
+    close: () => Promise.resolve(),
+  };
+  return tx;
+}
+
+/** The server answered (a statement error): the connection itself is fine and in a known state. */
+function answeredByServer(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.severity !== "FATAL" && error.severity !== "PANIC";
+}
+
+/**
+ * Cancels a statement that is queued or running, working around two faults
+ * of postgres.js 3.4.9's `cancel()`:
+ * - it sends the cancel request on a new connection and drops that request's
+ *   promise: when the server cannot be reached, the rejection is unhandled
+ *   and ends the process. So the canceller is called here, its failure caught;
+ * - a statement already sent but still waiting behind others in the
+ *   connection's pipeline is skipped when its turn comes, while the server
+ *   still runs it: its rows are then handed to the next statement (seen as a
+ *   Search ranking another query's rows after a stall). Such a statement is
+ *   left to finish; its answer is simply not waited for.
+ */
+function cancelQuietly(pending: Pending): void {
+  const query = pending as unknown as {
+    canceller?: ((q: unknown) => Promise<unknown>) | null;
+    state: unknown;
+    active: boolean;
+  };
+  const canceller = query.canceller;
+  if (!canceller || (query.state && !query.active)) return;
+  query.canceller = null;
+  canceller(pending).catch(() => {});
 }

@@ -8,6 +8,7 @@ import { BELIEF_COLUMNS, beliefFromRow } from "./belief-rows.js";
 import { eligibilitySql } from "./eligibility-sql.js";
 import type { ArmCandidate } from "./memory-store.js";
 import { MIGRATIONS_DIR } from "./migrate.js";
+import { fleetScan } from "./fleet-scan.js";
 import type { QueryOptions, SqlClient } from "./sql-client.js";
 import { SqlParams } from "./sql-params.js";
 
@@ -81,8 +82,7 @@ export class SemanticStore {
       // Only what was written after a position already covered: the principal's index range, not all its beliefs.
       if (options.afterPosition) clauses.push(`b.store_position > ${p.add(options.afterPosition)}::bigint`);
     }
-    const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
-      `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
+    const text = `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
        FROM beliefs b
        -- LATERAL ... LIMIT 1 is never flattened into an anti join: one primary-key probe per belief, in
        -- order, stopping at the limit. (On PGlite's stale statistics an anti join merged on tenant and
@@ -95,7 +95,10 @@ export class SemanticStore {
        ) e ON true
        WHERE ${clauses.join(" AND ")}
        ORDER BY b.tenant_id, b.principal_id, b.store_position, b.belief_id
-       LIMIT ${p.add(limit)}`,
+       LIMIT ${p.add(limit)}`;
+    // Without a principal, the background embedder's sweep over every tenant: a fleet scan.
+    const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
+      options.principal ? text : fleetScan(text),
       p.values,
     );
     return rows.map((r) => ({
@@ -121,13 +124,24 @@ export class SemanticStore {
    */
   async saveEmbeddings(embedder: string, rows: readonly (MissingEmbedding & { vector: readonly number[] })[]): Promise<void> {
     if (rows.length === 0) return;
-    // One statement for the batch; the join to beliefs skips a belief deleted meanwhile.
+    // One statement per tenant of the batch (routed to its shard group); the join to beliefs skips a belief deleted meanwhile.
+    for (const tenantId of new Set(rows.map((r) => r.principal.tenantId))) {
+      await this.saveTenantEmbeddings(embedder, tenantId, rows.filter((r) => r.principal.tenantId === tenantId));
+    }
+  }
+
+  private async saveTenantEmbeddings(
+    embedder: string,
+    tenantId: string,
+    rows: readonly (MissingEmbedding & { vector: readonly number[] })[],
+  ): Promise<void> {
     await this.db.query(
       `INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
        SELECT b.tenant_id, b.principal_id, b.belief_id, $1, md5(r.statement), r.embedding::vector
        FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
          AS r(tenant_id, principal_id, belief_id, statement, embedding)
        JOIN beliefs b ON b.tenant_id = r.tenant_id AND b.principal_id = r.principal_id AND b.belief_id = r.belief_id
+       WHERE b.tenant_id = $7
        ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
          embedder = EXCLUDED.embedder, statement_md5 = EXCLUDED.statement_md5,
          embedding = EXCLUDED.embedding, embedded_at = now()`,
@@ -138,6 +152,7 @@ export class SemanticStore {
         rows.map((r) => r.beliefId),
         rows.map((r) => r.statement),
         rows.map((r) => vectorLiteral(r.vector)),
+        tenantId,
       ],
     );
   }

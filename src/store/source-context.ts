@@ -1,4 +1,5 @@
 import type { Principal } from "../domain/model.js";
+import type { LexiconDelta } from "./lexicon-stats.js";
 import type { SqlClient } from "./sql-client.js";
 import { SqlParams } from "./sql-params.js";
 
@@ -22,8 +23,16 @@ export const SOURCE_NEIGHBOURS = 2;
 /** Which beliefs to refresh: these ids, or those citing any episode of these sessions. */
 export type ContextSelector = { beliefIds: readonly string[] } | { sessionIds: readonly string[] };
 
-/** Recomputes context_tsv for the selected beliefs of one principal; returns how many rows changed. */
-export async function refreshSourceContext(tx: SqlClient, p: Principal, selector: ContextSelector): Promise<number> {
+/**
+ * Recomputes context_tsv for the selected beliefs of one principal, adding
+ * the change of their lexical documents to `lexicon`; returns how many rows changed.
+ */
+export async function refreshSourceContext(
+  tx: SqlClient,
+  p: Principal,
+  selector: ContextSelector,
+  lexicon: LexiconDelta,
+): Promise<number> {
   const params = new SqlParams();
   const tenant = params.add(p.tenantId);
   const principal = params.add(p.principalId);
@@ -36,7 +45,7 @@ export async function refreshSourceContext(tx: SqlClient, p: Principal, selector
   if (("beliefIds" in selector ? selector.beliefIds : selector.sessionIds).length === 0) return 0;
   const rows = await tx.query(
     `WITH sel AS (
-       SELECT b.belief_id, b.source_episode_ids, b.sensitivity FROM beliefs b
+       SELECT b.belief_id, b.source_episode_ids, b.sensitivity, b.lex_lengths FROM beliefs b
        WHERE b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND ${selected}
      ),
      ranked AS (
@@ -56,20 +65,21 @@ export async function refreshSourceContext(tx: SqlClient, p: Principal, selector
        WHERE r.sensitivity <= sel.sensitivity
      ),
      ctx AS (
-       SELECT sel.belief_id,
+       SELECT sel.belief_id, sel.lex_lengths AS before,
          COALESCE(setweight(to_tsvector('english',
            string_agg(n.content, ' ' ORDER BY n.session_id, n.rn) FILTER (WHERE n.is_source)), 'C'), ''::tsvector)
          || COALESCE(setweight(to_tsvector('english',
            string_agg(n.content, ' ' ORDER BY n.session_id, n.rn) FILTER (WHERE NOT n.is_source)), 'D'), ''::tsvector)
            AS tsv
        FROM sel LEFT JOIN near n ON n.belief_id = sel.belief_id
-       GROUP BY sel.belief_id
+       GROUP BY sel.belief_id, sel.lex_lengths
      )
      UPDATE beliefs b SET context_tsv = ctx.tsv FROM ctx
      WHERE b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = ctx.belief_id
        AND b.context_tsv IS DISTINCT FROM ctx.tsv
-     RETURNING 1 AS ok`,
+     RETURNING ctx.before::int[] AS lengths_before, b.lex_lengths::int[] AS lengths_after`,
     params.values,
   );
+  lexicon.changeRows(rows);
   return rows.length;
 }

@@ -1,5 +1,6 @@
 import type {
   ConfidenceBand,
+  Principal,
   EpisodeSearchAdvice,
   EpisodeTraceQuery,
   RecallQuery,
@@ -9,61 +10,131 @@ import type {
 } from "../domain/model.js";
 import type { Row } from "./sql-client.js";
 
-/** Parameters $3.. of the trace insert (after tenant and principal). JSON goes as text cast to jsonb. */
-export function traceParams(t: RecallTrace): unknown[] {
-  return [
-    t.id,
-    t.sessionId,
-    t.runId,
-    t.turnId,
-    t.moment,
-    JSON.stringify(t.query),
-    t.surfaceId,
-    t.sensitivityCeiling,
-    t.renderedSha256,
-    t.asOf.toISOString(),
-    t.returned,
-    t.droppedForBudgetCount,
-    t.blocked,
-    t.carriedIn,
-    t.retrievalPolicyVersion,
-    t.createdAt.toISOString(),
-    t.operatorFieldsExpireAt.toISOString(),
-    t.armLatenciesMs === null ? null : JSON.stringify(t.armLatenciesMs),
-    t.candidates,
-    t.droppedForBudget,
-    t.ranked === null ? null : JSON.stringify(t.ranked),
-    t.consideredNotShown,
-    t.carried,
-    t.returnedBands,
-    t.snapshotWatermark,
-    t.deltaAfter,
-    t.corrected,
-    t.tool ?? "",
-    t.episodeQuery ? JSON.stringify(t.episodeQuery) : null,
-    t.returnedEpisodes ?? [],
-    t.episodeAdvice ? JSON.stringify(t.episodeAdvice) : null,
-  ];
+/** Every column a trace write fills, with its SQL type: the one list the batch insert is built from. */
+const WRITTEN_COLUMNS = [
+  ["tenant_id", "text"],
+  ["principal_id", "text"],
+  ["trace_id", "uuid"],
+  ["session_id", "text"],
+  ["run_id", "text"],
+  ["turn_id", "text"],
+  ["moment", "text"],
+  ["query", "jsonb"],
+  ["surface_id", "text"],
+  ["sensitivity_ceiling", "smallint"],
+  ["rendered_sha256", "text"],
+  ["as_of", "timestamptz"],
+  ["returned", "uuid[]"],
+  ["dropped_for_budget_count", "integer"],
+  ["blocked", "uuid[]"],
+  ["carried_in", "uuid[]"],
+  ["retrieval_policy_version", "text"],
+  ["created_at", "timestamptz"],
+  ["operator_fields_expire_at", "timestamptz"],
+  ["arm_latencies_ms", "jsonb"],
+  ["candidates", "integer"],
+  ["dropped_for_budget", "uuid[]"],
+  ["ranked", "jsonb"],
+  ["considered_not_shown", "integer"],
+  ["carried", "uuid[]"],
+  ["returned_bands", "text[]"],
+  ["snapshot_watermark", "bigint"],
+  ["delta_after", "bigint"],
+  ["corrected", "uuid[]"],
+  ["tool", "text"],
+  ["episode_query", "jsonb"],
+  ["returned_episodes", "uuid[]"],
+  ["episode_advice", "jsonb"],
+  ["reuses_trace_id", "uuid"],
+] as const;
+
+type WrittenColumn = (typeof WRITTEN_COLUMNS)[number][0];
+
+/**
+ * One trace as a row of the batch insert, keyed by column. A trace that
+ * reuses another render (a cached snapshot) carries a reference instead of
+ * that render's ranked list and dropped ids; `event` is its memory.recalled
+ * outbox payload.
+ */
+export function traceRecord(p: Principal, t: RecallTrace, event: unknown): Record<WrittenColumn | "event", unknown> {
+  const reuses = t.reusesTraceId ?? null;
+  return {
+    tenant_id: p.tenantId,
+    principal_id: p.principalId,
+    trace_id: t.id,
+    session_id: t.sessionId,
+    run_id: t.runId,
+    turn_id: t.turnId,
+    moment: t.moment,
+    query: t.query,
+    surface_id: t.surfaceId,
+    sensitivity_ceiling: t.sensitivityCeiling,
+    rendered_sha256: t.renderedSha256,
+    as_of: t.asOf.toISOString(),
+    returned: t.returned,
+    dropped_for_budget_count: t.droppedForBudgetCount,
+    blocked: t.blocked,
+    carried_in: t.carriedIn,
+    retrieval_policy_version: t.retrievalPolicyVersion,
+    created_at: t.createdAt.toISOString(),
+    operator_fields_expire_at: t.operatorFieldsExpireAt.toISOString(),
+    arm_latencies_ms: t.armLatenciesMs,
+    candidates: t.candidates,
+    dropped_for_budget: reuses === null ? t.droppedForBudget : null,
+    ranked: reuses === null ? t.ranked : null,
+    considered_not_shown: t.consideredNotShown,
+    carried: t.carried,
+    returned_bands: t.returnedBands,
+    snapshot_watermark: t.snapshotWatermark,
+    delta_after: t.deltaAfter,
+    corrected: t.corrected,
+    tool: t.tool ?? "",
+    episode_query: t.episodeQuery ?? null,
+    returned_episodes: t.returnedEpisodes ?? [],
+    episode_advice: t.episodeAdvice ?? null,
+    reuses_trace_id: reuses,
+    event,
+  };
 }
 
-/** The trace insert; `traceParams` fill $3.. after tenant and principal. Repeating it is a no-op. */
-export const INSERT_TRACE = `INSERT INTO recall_traces (tenant_id, principal_id, trace_id, session_id, run_id, turn_id,
-    moment, query, surface_id, sensitivity_ceiling, rendered_sha256, as_of, returned, dropped_for_budget_count, blocked,
-    carried_in, retrieval_policy_version, created_at, operator_fields_expire_at, arm_latencies_ms, candidates,
-    dropped_for_budget, ranked, considered_not_shown, carried, returned_bands, snapshot_watermark, delta_after, corrected,
-    tool, episode_query, returned_episodes, episode_advice)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12::timestamptz, $13::uuid[], $14, $15::uuid[],
-    $16::uuid[], $17, $18::timestamptz, $19::timestamptz, $20::text::jsonb, $21, $22::uuid[], $23::text::jsonb, $24,
-    $25::uuid[], $26::text[], $27, $28, $29::uuid[], $30, $31::text::jsonb, $32::uuid[], $33::text::jsonb)
-  ON CONFLICT (tenant_id, principal_id, trace_id) DO NOTHING
-  RETURNING 1 AS ok`;
+const COLUMN_LIST = WRITTEN_COLUMNS.map(([name]) => name).join(", ");
 
-/** Columns of a trace read (`t` is recall_traces); `cited` is derived from the citations. */
-export const TRACE_COLUMNS = `t.*, t.trace_id::text AS trace_id, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
+/**
+ * The batch write: $1 is a JSON array of `traceRecord`s. One statement
+ * inserts every trace not already there and the memory.recalled outbox row of
+ * each one it inserted, and returns their ids. Repeating it is a no-op.
+ */
+export const INSERT_TRACES = `WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(${WRITTEN_COLUMNS.map(([n, type]) => `${n} ${type}`).join(", ")}, event jsonb)
+  ),
+  written AS (
+    INSERT INTO recall_traces (${COLUMN_LIST})
+    SELECT ${COLUMN_LIST} FROM input
+    ON CONFLICT (tenant_id, principal_id, trace_id) DO NOTHING
+    RETURNING tenant_id, principal_id, trace_id
+  ),
+  events AS (
+    INSERT INTO recalled_events (tenant_id, principal_id, trace_id, session_id, payload, created_at)
+    SELECT i.tenant_id, i.principal_id, i.trace_id, i.session_id, i.event, i.created_at
+    FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
+    RETURNING 1
+  )
+  SELECT trace_id::text AS trace_id FROM written`;
+
+/**
+ * Columns of a trace read (`t` is recall_traces, `o` the render it reuses,
+ * joined by TRACE_FROM); `cited` is derived from the citations.
+ */
+export const TRACE_COLUMNS = `t.*, t.trace_id::text AS trace_id, t.reuses_trace_id::text AS reuses_trace_id,
+  o.ranked AS reused_ranked, o.dropped_for_budget::text[] AS reused_dropped_for_budget, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
   t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget, t.carried::text[] AS carried,
   t.corrected::text[] AS corrected, t.returned_episodes::text[] AS returned_episodes,
   COALESCE((SELECT array_agg(DISTINCT c.belief_id::text ORDER BY c.belief_id::text) FROM citations c
     WHERE c.tenant_id = t.tenant_id AND c.principal_id = t.principal_id AND c.trace_id = t.trace_id), '{}') AS cited`;
+
+/** A trace and the render it reuses, if any: always of the same tenant and principal. */
+export const TRACE_FROM = `recall_traces t LEFT JOIN recall_traces o
+  ON o.tenant_id = t.tenant_id AND o.principal_id = t.principal_id AND o.trace_id = t.reuses_trace_id`;
 
 export function traceFromRow(r: Row): RecallTrace {
   return {
@@ -80,14 +151,14 @@ export function traceFromRow(r: Row): RecallTrace {
     candidates: r.candidates === null ? null : Number(r.candidates),
     returned: (r.returned as string[]) ?? [],
     cited: (r.cited as string[]) ?? [],
-    droppedForBudget: (r.dropped_for_budget as string[] | null) ?? null,
+    droppedForBudget: ((r.reused_dropped_for_budget ?? r.dropped_for_budget) as string[] | null) ?? null,
     droppedForBudgetCount: Number(r.dropped_for_budget_count),
     blocked: (r.blocked as string[]) ?? [],
     carriedIn: (r.carried_in as string[]) ?? [],
     retrievalPolicyVersion: String(r.retrieval_policy_version),
     createdAt: r.created_at as Date,
     operatorFieldsExpireAt: r.operator_fields_expire_at as Date,
-    ranked: reviveRanked(parseJson(r.ranked) as Record<string, unknown>[] | null),
+    ranked: reviveRanked(parseJson(r.reused_ranked ?? r.ranked) as Record<string, unknown>[] | null),
     asOf: r.as_of as Date,
     consideredNotShown: Number(r.considered_not_shown ?? 0),
     carried: (r.carried as string[] | null) ?? [],
@@ -99,6 +170,8 @@ export function traceFromRow(r: Row): RecallTrace {
     episodeQuery: reviveEpisodeQuery(parseJson(r.episode_query) as Record<string, unknown> | null),
     returnedEpisodes: (r.returned_episodes as string[] | null) ?? [],
     episodeAdvice: reviveAdvice(parseJson(r.episode_advice) as Record<string, unknown> | null),
+    // Only a cached hit has one, so any other trace reads back exactly as it was written.
+    ...(r.reuses_trace_id ? { reusesTraceId: String(r.reuses_trace_id) } : {}),
   };
 }
 

@@ -2,14 +2,16 @@ import type { ConfidenceBand, Moment, Principal, RecallTrace, SensitivityLevel }
 import { FEEDBACK, recallMisses, type AskedSubject } from "../trace/feedback.js";
 import { recalledEvent, type RecalledEvent } from "../trace/recalled-event.js";
 import type { ShownBelief, TurnTrace } from "../trace/user-view.js";
-import type { SqlClient } from "./sql-client.js";
-import { INSERT_TRACE, TRACE_COLUMNS, traceFromRow, traceParams } from "./trace-rows.js";
+import { fleetScan } from "./fleet-scan.js";
+import type { Row, SqlClient } from "./sql-client.js";
+import { INSERT_TRACES, TRACE_COLUMNS, TRACE_FROM, traceFromRow, traceRecord } from "./trace-rows.js";
 
 /**
  * The SQL of traces and their feedback. Every method that reads or deletes a
  * principal's rows takes the principal first and puts tenant and principal
- * in its WHERE clause. The two sweeps are maintenance across the store: they
- * return counts only and touch rows by their full tenant-led key.
+ * in its WHERE clause. The two sweeps are maintenance across the store, run
+ * tenant by tenant (each statement routed to one tenant, docs/scale-out.md):
+ * a fleet scan finds the tenants with work due; they return counts only.
  */
 
 export interface RederivationHint {
@@ -52,28 +54,33 @@ export class TraceStore {
   constructor(private readonly db: SqlClient) {}
 
   /**
-   * Writes the trace, its memory.recalled outbox row and its recall misses in
-   * one transaction. Idempotent by trace id (a retry of a write that did land
-   * changes nothing); returns whether this call wrote it.
+   * Writes a batch of traces, each with its memory.recalled outbox row, in
+   * one statement, and the recall misses of those it wrote (in the same
+   * transaction, only when some trace named subjects). Idempotent by trace
+   * id: a retry of a write that did land changes nothing. Returns the ids
+   * this call wrote.
    */
+  async recordBatch(batch: readonly { principal: Principal; trace: RecallTrace }[]): Promise<Set<string>> {
+    if (batch.length === 0) return new Set();
+    const records = JSON.stringify(batch.map(({ principal, trace }) => traceRecord(principal, trace, recalledEvent(principal, trace))));
+    const write = async (db: SqlClient) => {
+      const rows = await db.query<{ trace_id: string }>(INSERT_TRACES, [records]);
+      const written = new Set(rows.map((r) => r.trace_id));
+      for (const { principal, trace } of batch) if (written.has(trace.id)) await recordMisses(db, principal, trace);
+      return written;
+    };
+    return batch.some(({ trace }) => namesSubjects(trace)) ? this.db.transaction(write) : write(this.db);
+  }
+
+  /** One trace: `recordBatch` of one; false when it was already there. */
   async record(p: Principal, trace: RecallTrace): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const inserted = await tx.query(INSERT_TRACE, [p.tenantId, p.principalId, ...traceParams(trace)]);
-      if (inserted.length === 0) return false;
-      await tx.query(
-        `INSERT INTO recalled_events (tenant_id, principal_id, trace_id, session_id, payload, created_at)
-         VALUES ($1, $2, $3, $4, $5::text::jsonb, $6::timestamptz)`,
-        [p.tenantId, p.principalId, trace.id, trace.sessionId, JSON.stringify(recalledEvent(p, trace)), trace.createdAt.toISOString()],
-      );
-      await recordMisses(tx, p, trace);
-      return true;
-    });
+    return (await this.recordBatch([{ principal: p, trace }])).has(trace.id);
   }
 
   /** The principal's trace, or null: another principal's trace is simply not found. */
   async get(p: Principal, traceId: string): Promise<RecallTrace | null> {
     const rows = await this.db.query(
-      `SELECT ${TRACE_COLUMNS} FROM recall_traces t WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = $3`,
+      `SELECT ${TRACE_COLUMNS} FROM ${TRACE_FROM} WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.trace_id = $3`,
       [p.tenantId, p.principalId, traceId],
     );
     const r = rows[0];
@@ -106,10 +113,10 @@ export class TraceStore {
        SELECT v.trace_id::text AS trace_id, v.moment, v.created_at, v.as_of, v.considered_not_shown,
          v.returned::text[] AS returned, v.returned_bands, v.carried::text[] AS carried,
          ARRAY(SELECT DISTINCT c.belief_id::text FROM citations c
-           WHERE c.tenant_id = v.tenant_id AND c.principal_id = v.principal_id AND c.trace_id = v.trace_id
+           WHERE c.tenant_id = $1 AND c.principal_id = $2 AND c.trace_id = v.trace_id
              AND c.turn_id = $3) AS cited_this_turn,
          ARRAY(SELECT x.belief_id::text FROM unnest(v.blocked) AS x(belief_id)
-           JOIN beliefs b ON b.tenant_id = v.tenant_id AND b.principal_id = v.principal_id AND b.belief_id = x.belief_id
+           JOIN beliefs b ON b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = x.belief_id
            WHERE b.sensitivity <= LEAST(v.sensitivity_ceiling, $4)) AS blocked_within_ceiling
        FROM (SELECT * FROM turn UNION ALL SELECT * FROM snapshot) v`,
       [p.tenantId, p.principalId, turnId, viewingCeiling],
@@ -165,6 +172,15 @@ export class TraceStore {
         `SELECT 1 AS ok FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND session_id = $3 FOR UPDATE`,
         [p.tenantId, p.principalId, sessionId],
       );
+      // A cached hit in another session reads its ranked list from a render of this one: it keeps a copy.
+      await tx.query(
+        `UPDATE recall_traces h SET ranked = o.ranked, dropped_for_budget = o.dropped_for_budget, reuses_trace_id = NULL
+         FROM recall_traces o
+         WHERE o.tenant_id = $1 AND o.principal_id = $2 AND o.session_id = $3
+           AND h.tenant_id = o.tenant_id AND h.principal_id = o.principal_id AND h.reuses_trace_id = o.trace_id
+           AND h.session_id <> $3`,
+        [p.tenantId, p.principalId, sessionId],
+      );
       const count = async (text: string) =>
         Number((await tx.query<{ n: number }>(text, [p.tenantId, p.principalId, sessionId]))[0]?.n ?? 0);
       const citations = await count(
@@ -189,40 +205,59 @@ export class TraceStore {
     });
   }
 
+  /** Tenants with traces whose operator fields are due to be nulled: a fleet scan, read-only. */
+  async tenantsWithExpiredOperatorFields(now: Date): Promise<string[]> {
+    return tenantsOf(await this.db.query(TENANTS_DUE_EXPIRY, [now.toISOString()]));
+  }
+
+  /** Tenants with traces due for the uncited-returns feedback: a fleet scan, read-only. */
+  async tenantsWithUnsettledFeedback(cutoff: Date): Promise<string[]> {
+    return tenantsOf(await this.db.query(TENANTS_DUE_FEEDBACK, [cutoff.toISOString()]));
+  }
+
   /**
    * Retention, operator clock: nulls the operator fields (latencies, candidate
-   * count, dropped ids, ranked list) of up to `limit` traces whose window has
-   * passed, oldest first. dropped_for_budget_count and the user-safe fields
-   * stay. SKIP LOCKED lets several sidecars sweep one database.
+   * count, dropped ids, ranked list, the reference to a reused render) of up
+   * to `limit` of the tenant's traces whose window has passed, oldest first; a
+   * render that unexpired cached hits read their ranked list from waits for
+   * them. dropped_for_budget_count and the user-safe fields stay. SKIP LOCKED:
+   * should two sidecars ever sweep at once (a lease that ran out mid-run),
+   * they share the rows instead of waiting.
    */
-  async expireOperatorFields(now: Date, limit: number): Promise<number> {
+  async expireOperatorFields(tenantId: string, now: Date, limit: number): Promise<number> {
     const rows = await this.db.query<{ n: number }>(
       `WITH due AS (
-         SELECT tenant_id, principal_id, trace_id FROM recall_traces
-         WHERE operator_fields_expire_at <= $1::timestamptz
-           AND (candidates IS NOT NULL OR arm_latencies_ms IS NOT NULL OR dropped_for_budget IS NOT NULL OR ranked IS NOT NULL)
+          SELECT tenant_id, principal_id, trace_id FROM recall_traces r
+          WHERE tenant_id = $3 AND operator_fields_expire_at <= $1::timestamptz AND ${OPERATOR_FIELDS_PRESENT}
+            -- A render keeps its ranked list while a cached hit that reads it there has not expired.
+            AND NOT EXISTS (SELECT 1 FROM recall_traces h
+              WHERE h.tenant_id = $3 AND h.principal_id = r.principal_id AND h.reuses_trace_id = r.trace_id
+                AND h.operator_fields_expire_at > $1::timestamptz)
          ORDER BY operator_fields_expire_at
          LIMIT $2
          FOR UPDATE SKIP LOCKED
        ),
        expired AS (
-         UPDATE recall_traces t SET arm_latencies_ms = NULL, candidates = NULL, dropped_for_budget = NULL, ranked = NULL
-         FROM due WHERE t.tenant_id = due.tenant_id AND t.principal_id = due.principal_id AND t.trace_id = due.trace_id
+          UPDATE recall_traces t SET arm_latencies_ms = NULL, candidates = NULL, dropped_for_budget = NULL, ranked = NULL,
+            reuses_trace_id = NULL
+          FROM due WHERE t.tenant_id = $3 AND t.principal_id = due.principal_id AND t.trace_id = due.trace_id
          RETURNING 1
        )
        SELECT count(*)::int AS n FROM expired`,
-      [now.toISOString(), limit],
+      [now.toISOString(), limit, tenantId],
     );
     return Number(rows[0]?.n ?? 0);
   }
 
   /**
-   * Feedback, "returned but never used": for up to `limit` traces recorded
-   * before `cutoff` and not yet settled, every returned, unblocked belief the
-   * model did not cite through that trace loses utility once per such trace;
-   * then the traces are marked settled so they are never charged twice.
+   * Feedback, "returned but never used": for up to `limit` of the tenant's
+   * traces recorded before `cutoff` and not yet settled, every returned,
+   * unblocked belief the model did not cite through that trace loses utility
+   * once per such trace; then the traces are marked settled so they are never
+   * charged twice.
    */
   async settleUncitedReturns(
+    tenantId: string,
     cutoff: Date,
     now: Date,
     limit: number,
@@ -231,33 +266,33 @@ export class TraceStore {
     const rows = await this.db.query<{ traces: number; beliefs: number }>(
       `WITH due AS (
          SELECT tenant_id, principal_id, trace_id, returned, blocked FROM recall_traces
-         WHERE feedback_settled_at IS NULL AND created_at <= $1::timestamptz
+         WHERE tenant_id = $5 AND feedback_settled_at IS NULL AND created_at <= $1::timestamptz
          ORDER BY created_at
          LIMIT $2
          FOR UPDATE SKIP LOCKED
        ),
        uncited AS (
-         SELECT d.tenant_id, d.principal_id, r.belief_id, count(*)::int AS n
+         SELECT d.principal_id, r.belief_id, count(*)::int AS n
          FROM due d CROSS JOIN LATERAL unnest(d.returned) AS r(belief_id)
          WHERE NOT (r.belief_id = ANY(d.blocked))
            AND NOT EXISTS (SELECT 1 FROM citations c
-             WHERE c.tenant_id = d.tenant_id AND c.principal_id = d.principal_id AND c.trace_id = d.trace_id
+             WHERE c.tenant_id = $5 AND c.principal_id = d.principal_id AND c.trace_id = d.trace_id
                AND c.belief_id = r.belief_id)
-         GROUP BY d.tenant_id, d.principal_id, r.belief_id
+         GROUP BY d.principal_id, r.belief_id
        ),
        charged AS (
          UPDATE beliefs b SET utility = (1 + b.utility) * power(1 - $3::float8, u.n) - 1
          FROM uncited u
-         WHERE b.tenant_id = u.tenant_id AND b.principal_id = u.principal_id AND b.belief_id = u.belief_id
+         WHERE b.tenant_id = $5 AND b.principal_id = u.principal_id AND b.belief_id = u.belief_id
          RETURNING 1
        ),
        settled AS (
          UPDATE recall_traces t SET feedback_settled_at = $4::timestamptz
-         FROM due d WHERE t.tenant_id = d.tenant_id AND t.principal_id = d.principal_id AND t.trace_id = d.trace_id
+         FROM due d WHERE t.tenant_id = $5 AND t.principal_id = d.principal_id AND t.trace_id = d.trace_id
          RETURNING 1
        )
        SELECT (SELECT count(*) FROM settled)::int AS traces, (SELECT count(*) FROM charged)::int AS beliefs`,
-      [cutoff.toISOString(), limit, loss, now.toISOString()],
+      [cutoff.toISOString(), limit, loss, now.toISOString(), tenantId],
     );
     return { traces: Number(rows[0]?.traces ?? 0), beliefs: Number(rows[0]?.beliefs ?? 0) };
   }
@@ -343,6 +378,29 @@ export class TraceStore {
   }
 }
 
+const OPERATOR_FIELDS_PRESENT =
+  "(candidates IS NOT NULL OR arm_latencies_ms IS NOT NULL OR dropped_for_budget IS NOT NULL OR ranked IS NOT NULL" +
+  " OR reuses_trace_id IS NOT NULL)";
+
+const TENANTS_DUE_EXPIRY = fleetScan(
+  `SELECT DISTINCT tenant_id FROM recall_traces
+   WHERE operator_fields_expire_at <= $1::timestamptz AND ${OPERATOR_FIELDS_PRESENT} ORDER BY tenant_id`,
+);
+
+const TENANTS_DUE_FEEDBACK = fleetScan(
+  `SELECT DISTINCT tenant_id FROM recall_traces
+   WHERE feedback_settled_at IS NULL AND created_at <= $1::timestamptz ORDER BY tenant_id`,
+);
+
+function tenantsOf(rows: Row[]): string[] {
+  return rows.map((r) => String(r.tenant_id));
+}
+
+/** Whether a trace can count recall misses: it named subjects, and its ranked list holds each rendered belief's subject. */
+function namesSubjects(trace: RecallTrace): boolean {
+  return trace.query.subjects.length > 0 && trace.ranked !== null;
+}
+
 /**
  * Counts a miss for each named subject the recall holds nothing about above
  * the floor (nothing rendered, nothing dropped for budget) and clears the
@@ -350,8 +408,7 @@ export class TraceStore {
  * all their aliases, keyed by the canonical subject.
  */
 async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Promise<void> {
-  // The ranked list holds each rendered belief's subject; without it there is nothing to judge by.
-  if (trace.query.subjects.length === 0 || trace.ranked === null) return;
+  if (!namesSubjects(trace)) return;
   const groups = await tx.query<{ asked: string; canonical: string; names: string[] }>(
     `WITH asked AS (SELECT DISTINCT lower(s) AS asked FROM unnest($3::text[]) AS s),
      canon AS (
@@ -372,7 +429,7 @@ async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Pr
   // Held: rendered, or ranked above the floor and dropped only for the item or token budget. The
   // store has a belief about those subjects, so re-deriving them would ask formation for what it has.
   const held = new Set([...trace.returned, ...(trace.droppedForBudget ?? [])]);
-  const heldSubjects = trace.ranked.filter((r) => held.has(r.beliefId)).map((r) => r.subject);
+  const heldSubjects = trace.ranked!.filter((r) => held.has(r.beliefId)).map((r) => r.subject);
   const { missed, answered } = recallMisses(asked, heldSubjects);
   if (answered.length > 0) {
     await tx.query(`DELETE FROM rederivation_hints WHERE tenant_id = $1 AND principal_id = $2 AND subject_key = ANY($3::text[])`, [

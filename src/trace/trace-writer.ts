@@ -5,51 +5,71 @@ import type { Logger } from "../logger.js";
 import type { TraceRecorder } from "../recall/pipeline.js";
 import { isUnavailable } from "../server/errors.js";
 import { RECALLED_EVENT, recalledEvent } from "./recalled-event.js";
+import { withoutStoreDeadline } from "../store/store-deadline.js";
 
 /**
- * Records each recall's trace without letting the write hold the answer
- * back for more than a bound, and without ever losing a trace silently.
+ * Records each recall's trace off the critical path, in batches, without
+ * ever losing one silently.
  *
- * - The recall waits for its trace write at most `timeoutMs`. A write still
- *   running then goes on in the background and the recall answers.
- * - A write that fails (at once, or later in the background) goes to a
- *   bounded in-process queue, is logged at error with its trace id, and is
- *   retried every `retryIntervalMs` and once more at shutdown. The write is
+ * - A recall waits only until its trace is queued. Queued traces are written
+ *   `flushDelayMs` later, all of them (up to `batchMax`) in one statement, so
+ *   concurrent recalls share one write.
+ * - Until it is written, a trace is read from the queue: `pending` answers
+ *   GetTrace from memory, and `settle` writes what a store read (the user
+ *   view, citations, the corrections lookup) is about to look for.
+ * - The queue is bounded: when `queueMax` traces wait (queued, being
+ *   written, or failed and waiting for their retry), a recall fails with
+ *   UNAVAILABLE instead of answering: no block is handed out that no trace
+ *   will ever explain.
+ * - A batch that fails is logged at error with each trace id and retried
+ *   after `retryIntervalMs`, in order, and flushed at shutdown. The write is
  *   idempotent by trace id, so a retry of a write that did land is harmless.
- * - When the queue (queued plus slow writes still running) is full, the
- *   recall fails with UNAVAILABLE instead of answering: no block is handed
- *   out that no trace will ever explain.
- * - A trace whose write keeps failing for a non-transient reason is dropped
- *   after `maxAttempts`, and one still queued when shutdown's time is up is
- *   lost; both are logged at error with the trace's user-safe fields and
+ *   A batch failing for a non-transient reason is retried one trace at a
+ *   time, so one bad trace cannot take the others down; a trace still failing
+ *   after `maxAttempts` is dropped, and one still queued when shutdown's time
+ *   is up is lost, both logged at error with the trace's user-safe fields and
  *   counted. A crash loses the queue: it lives in memory.
+ * - A write that outlives `timeoutMs` is logged as slow; the next batch
+ *   goes ahead beside it, and its traces keep their queue slots until it settles.
  */
 
-/** The store side of a trace write: true when this call wrote it, false when it was already there. */
+/** One trace waiting to be written. */
+export interface QueuedTrace {
+  principal: Principal;
+  trace: RecallTrace;
+}
+
+/** The store side: writes a batch in one statement, resolves to the ids this call wrote (those already there are left out). */
 export interface TraceSink {
-  recordTrace(principal: Principal, trace: RecallTrace): Promise<boolean>;
+  recordBatch(batch: readonly QueuedTrace[]): Promise<ReadonlySet<string>>;
 }
 
 export interface TraceWriterOptions {
-  /** How long a recall waits for its trace write. */
+  /** A batch write slower than this is logged as slow, and the next batch does not wait for it. */
   timeoutMs: number;
-  /** Traces that may wait to be written (queued plus slow writes still running). */
+  /** Traces that may wait to be written (queued, being written, or waiting for a retry). */
   queueMax: number;
-  /** How often queued traces are retried. */
+  /** How long a failed batch waits before it is retried. */
   retryIntervalMs: number;
   /** Attempts before a trace failing for a non-transient reason is dropped. */
   maxAttempts: number;
+  /** How long a queued trace waits for others to share its write. */
+  flushDelayMs: number;
+  /** Traces per write statement. */
+  batchMax: number;
 }
 
 /** Counters, logged with every failure and at shutdown. */
 export interface TraceWriterMetrics {
   /** Written on the first attempt. */
   written: number;
-  /** Outlived the timeout; the recall answered without waiting. */
+  /** Write statements that wrote at least one trace. */
+  batches: number;
+  /** Traces whose write outlived the timeout. */
   slow: number;
   /** Failed and queued for retry. */
   failed: number;
-  /** Written later from the queue. */
+  /** Written later, by a retry. */
   retried: number;
   /** Queue full: the recall failed instead of answering. */
   refused: number;
@@ -59,21 +79,27 @@ export interface TraceWriterMetrics {
   lost: number;
 }
 
-interface Pending {
-  principal: Principal;
-  trace: RecallTrace;
+interface Pending extends QueuedTrace {
   attempts: number;
+  /** Written on its own: its batch failed for a reason that was not an outage. */
+  solo: boolean;
 }
 
-type Outcome = { ok: true } | { ok: false; error: unknown };
+const samePrincipal = (a: Principal, b: Principal) => a.tenantId === b.tenantId && a.principalId === b.principalId;
 
 export class TraceWriter implements TraceRecorder {
-  readonly metrics: TraceWriterMetrics = { written: 0, slow: 0, failed: 0, retried: 0, refused: 0, dropped: 0, lost: 0 };
+  readonly metrics: TraceWriterMetrics = { written: 0, batches: 0, slow: 0, failed: 0, retried: 0, refused: 0, dropped: 0, lost: 0 };
+  /** Waiting for a write, oldest first. */
   private readonly queue: Pending[] = [];
-  /** Writes that outlived the timeout, by trace id; each holds a queue slot until it settles. */
-  private readonly slow = new Map<string, { principal: Principal; sessionId: string; done: Promise<void> }>();
-  private timer: NodeJS.Timeout | undefined;
+  /** Every trace not yet written (queued or being written), by id: what reads go through. */
+  private readonly unwritten = new Map<string, Pending>();
+  /** Batch writes still running. */
+  private readonly writing = new Set<Promise<void>>();
   private flushing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** After a failed batch, nothing is tried before this (epoch ms). */
+  private retryAt = 0;
+  private closed = false;
 
   constructor(
     private readonly sink: TraceSink,
@@ -82,73 +108,56 @@ export class TraceWriter implements TraceRecorder {
     private readonly isTransient: (error: unknown) => boolean = isUnavailable,
   ) {}
 
-  /** Traces waiting to be written: queued, plus slow writes still running. */
+  /** Traces waiting to be written: queued, being written, or waiting for a retry. */
   get backlog(): number {
-    return this.queue.length + this.slow.size;
+    return this.unwritten.size;
   }
 
-  /** Ids of the queued traces, oldest first (for tests and drills). */
+  /** Ids of the queued traces (not being written right now), oldest first (for tests and drills). */
   queuedTraceIds(): string[] {
     return this.queue.map((q) => q.trace.id);
   }
 
   /**
-   * Writes the trace, waiting at most timeoutMs and never past `deadlineAt`
-   * (the call's deadline, epoch ms): an answer that arrives after its
-   * deadline is no answer at all.
+   * Queues the trace and resolves at once; refused (UNAVAILABLE) when the
+   * queue is full. The deadline is not needed: nothing here waits.
    */
-  async record(principal: Principal, trace: RecallTrace, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
-    const write: Promise<Outcome> = this.sink.recordTrace(principal, trace).then(
-      () => ({ ok: true }),
-      (error: unknown) => ({ ok: false, error }),
-    );
-    const waitMs = Math.max(0, Math.min(this.options.timeoutMs, deadlineAt - Date.now()));
-    const first = await raceTimeout(write, waitMs);
-
-    if (first === TIMED_OUT) {
-      if (this.backlog >= this.options.queueMax) this.refuse(trace, new Error(`trace write outlived ${waitMs} ms`));
-      this.metrics.slow += 1;
-      this.logger.warn({ traceId: trace.id, waitedMs: waitMs }, "trace write is slow; answering without waiting for it");
-      const done = write.then((outcome) => {
-        this.slow.delete(trace.id);
-        // The slot was held while it ran, so a late failure always fits in the queue.
-        if (outcome.ok) this.recorded(principal, trace);
-        else this.enqueue(principal, trace, outcome.error);
-      });
-      this.slow.set(trace.id, { principal, sessionId: trace.sessionId, done });
-      return;
-    }
-    if (first.ok) {
-      this.metrics.written += 1;
-      this.recorded(principal, trace);
-      return;
-    }
-    if (this.backlog >= this.options.queueMax) this.refuse(trace, first.error);
-    this.enqueue(principal, trace, first.error);
+  async record(principal: Principal, trace: RecallTrace): Promise<void> {
+    if (this.unwritten.size >= this.options.queueMax) this.refuse(trace);
+    const item: Pending = { principal, trace, attempts: 0, solo: false };
+    this.queue.push(item);
+    this.unwritten.set(trace.id, item);
+    this.schedule(this.queue.length >= this.options.batchMax ? 0 : this.options.flushDelayMs);
   }
 
-  /** Retries queued traces in order until one fails; a transient failure waits for the next round. */
+  /** The principal's trace while it waits to be written; another principal's is not there. */
+  pending(principal: Principal, traceId: string): RecallTrace | undefined {
+    const item = this.unwritten.get(traceId);
+    return item && samePrincipal(item.principal, principal) ? item.trace : undefined;
+  }
+
+  /**
+   * Before a store read that must see them: writes the principal's unwritten
+   * traces that `match` (with everything queued before them), waiting at most
+   * until `deadlineAt`. Returns at once when there are none.
+   */
+  async settle(principal: Principal, match: (t: RecallTrace) => boolean, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
+    const waiting = () => [...this.unwritten.values()].some((i) => samePrincipal(i.principal, principal) && match(i.trace));
+    if (!waiting()) return;
+    const until = () => Math.max(0, deadlineAt - Date.now());
+    // One attempt for what is queued now; a write already running is waited for.
+    await raceTimeout(Promise.all([...this.writing, this.flush()]), until());
+  }
+
+  /**
+   * Writes everything queued now, a batch at a time and in order, stopping at
+   * the first batch that fails (it waits for its retry). Ignores the retry
+   * pause: tests, drills and shutdown call it to try at once.
+   */
   flush(): Promise<void> {
     this.flushing ??= (async () => {
       while (this.queue.length > 0) {
-        const item = this.queue[0]!;
-        try {
-          await this.sink.recordTrace(item.principal, item.trace);
-        } catch (error) {
-          item.attempts += 1;
-          if (this.isTransient(error) || item.attempts < this.options.maxAttempts) return;
-          this.queue.shift();
-          this.metrics.dropped += 1;
-          this.logger.error(
-            { err: error, traceId: item.trace.id, trace: userSafeFields(item.trace), attempts: item.attempts, metrics: this.metrics },
-            "trace dropped after repeated write failures",
-          );
-          continue;
-        }
-        this.queue.shift();
-        this.metrics.retried += 1;
-        this.logger.info({ traceId: item.trace.id, attempts: item.attempts + 1, queued: this.queue.length }, "queued trace recorded");
-        this.recorded(item.principal, item.trace);
+        if (!(await this.writeNext())) return;
       }
     })().finally(() => {
       this.flushing = undefined;
@@ -156,86 +165,165 @@ export class TraceWriter implements TraceRecorder {
     return this.flushing;
   }
 
-  /** Retries the queue in the background every retryIntervalMs. */
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.queue.length > 0) void this.flush();
-    }, this.options.retryIntervalMs);
-    this.timer.unref();
-  }
-
   /**
    * A session is being deleted: its queued traces are dropped (a retry must
-   * not bring its explanations back), and its slow writes are waited for so
-   * the delete that follows sees them.
+   * not bring its explanations back), and its writes in progress are waited
+   * for so the delete that follows sees them.
    */
   async forgetSession(principal: Principal, sessionId: string): Promise<number> {
-    const same = (p: Principal) => p.tenantId === principal.tenantId && p.principalId === principal.principalId;
-    await Promise.all([...this.slow.values()].filter((s) => same(s.principal) && s.sessionId === sessionId).map((s) => s.done));
+    const ofSession = (i: Pending) => samePrincipal(i.principal, principal) && i.trace.sessionId === sessionId;
     let forgotten = 0;
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const item = this.queue[i]!;
-      if (same(item.principal) && item.trace.sessionId === sessionId) {
-        this.queue.splice(i, 1);
-        forgotten += 1;
-      }
+      if (!ofSession(item)) continue;
+      this.queue.splice(i, 1);
+      this.unwritten.delete(item.trace.id);
+      forgotten += 1;
     }
+    if ([...this.unwritten.values()].some(ofSession)) await Promise.all([...this.writing]);
     return forgotten;
   }
 
   /**
-   * Shutdown: waits for slow writes and flushes the queue until `deadlineAt`
-   * (epoch ms); whatever is still queued then is logged as lost, one line per
-   * trace with its user-safe fields.
+   * Shutdown: waits for running writes and flushes the queue until
+   * `deadlineAt` (epoch ms); whatever is still queued then is logged as lost,
+   * one line per trace with its user-safe fields.
    */
   async close(deadlineAt: number): Promise<TraceWriterMetrics> {
-    if (this.timer) clearInterval(this.timer);
+    this.closed = true;
+    clearTimeout(this.timer);
     this.timer = undefined;
     const remaining = () => Math.max(0, deadlineAt - Date.now());
-    const until = (work: Promise<unknown>) => raceTimeout(work, remaining());
-    await until(Promise.all([...this.slow.values()].map((s) => s.done)));
+    await raceTimeout(Promise.all([...this.writing]), remaining());
     while (this.queue.length > 0 && remaining() > 0) {
-      await until(this.flush());
+      await raceTimeout(this.flush(), remaining());
       if (this.queue.length > 0) await delay(Math.min(50, remaining()));
     }
     for (const item of this.queue.splice(0)) {
+      this.unwritten.delete(item.trace.id);
       this.metrics.lost += 1;
       this.logger.error({ traceId: item.trace.id, trace: userSafeFields(item.trace) }, "trace not recorded before shutdown: lost");
     }
-    if (this.slow.size > 0) this.logger.error({ traceIds: [...this.slow.keys()] }, "trace writes still running at shutdown");
+    if (this.unwritten.size > 0) this.logger.error({ traceIds: [...this.unwritten.keys()] }, "trace writes still running at shutdown");
     this.logger.info({ metrics: this.metrics }, "trace writer closed");
     return this.metrics;
   }
 
-  private enqueue(principal: Principal, trace: RecallTrace, error: unknown): void {
-    this.queue.push({ principal, trace, attempts: 1 });
-    this.metrics.failed += 1;
-    this.logger.error(
-      { err: error, traceId: trace.id, sessionId: trace.sessionId, turnId: trace.turnId, queued: this.queue.length, metrics: this.metrics },
-      "trace write failed; queued for retry",
-    );
+  /** Arms the flush timer (no earlier than a pending retry), unless one is armed or shutdown has begun. */
+  private schedule(afterMs: number): void {
+    if (this.timer || this.closed || this.queue.length === 0) return;
+    const wait = Math.max(afterMs, this.retryAt - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush().then(() => this.schedule(this.options.flushDelayMs));
+    }, wait);
+    this.timer.unref();
   }
 
-  private refuse(trace: RecallTrace, error: unknown): never {
+  /**
+   * Takes the next batch off the queue and writes it. Resolves true when the
+   * next batch may go: this one was written (or its failing traces dropped),
+   * or it outlived the timeout and goes on beside it. False when it failed
+   * and waits for its retry.
+   */
+  private async writeNext(): Promise<boolean> {
+    const batch = this.takeBatch();
+    const write = this.writeBatch(batch);
+    const settled = write.then(() => undefined);
+    this.writing.add(settled);
+    void settled.finally(() => this.writing.delete(settled));
+    const outcome = await raceTimeout(write, this.options.timeoutMs);
+    if (outcome !== TIMED_OUT) return outcome;
+    this.metrics.slow += batch.length;
+    this.logger.warn({ traceIds: batch.map((b) => b.trace.id), waitedMs: this.options.timeoutMs }, "trace write is slow; writing the next batch beside it");
+    return true;
+  }
+
+  /** The oldest queued traces, up to batchMax; a trace to be written alone goes alone. */
+  private takeBatch(): Pending[] {
+    const first = this.queue[0]!;
+    if (first.solo) return this.queue.splice(0, 1);
+    let n = 1;
+    while (n < this.queue.length && n < this.options.batchMax && !this.queue[n]!.solo) n += 1;
+    return this.queue.splice(0, n);
+  }
+
+  /** One batch write and its bookkeeping; false when some of it waits for a retry. */
+  private async writeBatch(batch: Pending[]): Promise<boolean> {
+    try {
+      // Not bounded by the store deadline of the call whose timer scheduled the flush.
+      await withoutStoreDeadline(() => this.sink.recordBatch(batch));
+    } catch (error) {
+      return this.failed(batch, error) === 0;
+    }
+    this.metrics.batches += 1;
+    for (const item of batch) {
+      this.unwritten.delete(item.trace.id);
+      if (item.attempts === 0) this.metrics.written += 1;
+      else {
+        this.metrics.retried += 1;
+        this.logger.info({ traceId: item.trace.id, attempts: item.attempts + 1, queued: this.queue.length }, "queued trace recorded");
+      }
+      this.logger.info({ event: recalledEvent(item.principal, item.trace) }, RECALLED_EVENT);
+    }
+    return true;
+  }
+
+  /**
+   * A failed batch goes back to the front of the queue, in order, and waits
+   * retryIntervalMs; traces past maxAttempts are dropped. Returns how many went back.
+   */
+  private failed(batch: Pending[], error: unknown): number {
+    const transient = this.isTransient(error);
+    const back: Pending[] = [];
+    for (const item of batch) {
+      item.attempts += 1;
+      if (!transient && item.attempts >= this.options.maxAttempts) {
+        this.unwritten.delete(item.trace.id);
+        this.metrics.dropped += 1;
+        this.logger.error(
+          { err: error, traceId: item.trace.id, trace: userSafeFields(item.trace), attempts: item.attempts, metrics: this.metrics },
+          "trace dropped after repeated write failures",
+        );
+        continue;
+      }
+      // Not an outage: one of them may be the cause, so each is tried alone from now on.
+      if (!transient && batch.length > 1) item.solo = true;
+      if (item.attempts === 1) {
+        this.metrics.failed += 1;
+        this.logger.error(
+          { err: error, traceId: item.trace.id, sessionId: item.trace.sessionId, turnId: item.trace.turnId, queued: this.queue.length + batch.length, metrics: this.metrics },
+          "trace write failed; queued for retry",
+        );
+      }
+      back.push(item);
+    }
+    if (back.length === 0) return 0;
+    this.queue.unshift(...back);
+    this.retryAt = Date.now() + this.options.retryIntervalMs;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.schedule(0);
+    return back.length;
+  }
+
+  private refuse(trace: RecallTrace): never {
     this.metrics.refused += 1;
     this.logger.error(
-      { err: error, traceId: trace.id, backlog: this.backlog, queueMax: this.options.queueMax, metrics: this.metrics },
+      { traceId: trace.id, backlog: this.backlog, queueMax: this.options.queueMax, metrics: this.metrics },
       "trace cannot be recorded and the retry queue is full; failing the recall",
     );
     throw new UnavailableError("trace could not be recorded; retry later");
   }
-
-  /** The memory.recalled log line (its outbox row was written with the trace). */
-  private recorded(principal: Principal, trace: RecallTrace): void {
-    this.logger.info({ event: recalledEvent(principal, trace) }, RECALLED_EVENT);
-  }
 }
 
 const TIMED_OUT = Symbol("timed out");
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** `work`, or TIMED_OUT after `ms`; the timer is cleared either way, so it never keeps a stopping process alive. */
 async function raceTimeout<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  // setTimeout turns an unbounded (or over-long) delay into 1 ms: no bound means waiting for the work.
+  if (!(ms <= MAX_TIMER_MS)) return work;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
     timer = setTimeout(() => resolve(TIMED_OUT), ms);

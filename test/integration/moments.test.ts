@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
+import { PGBOUNCER_MISSING, SIDECAR_KINDS } from "../support/pgbouncer.js";
 import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
 
-/** The three retrieval moments over real gRPC, on both stores. */
-describe.each(["pglite", "postgres"] as const)("retrieval moments over gRPC (%s)", (kind) => {
+/** The three retrieval moments over real gRPC, on both stores and through PgBouncer. */
+describe.each(SIDECAR_KINDS)("retrieval moments over gRPC (%s)", (kind) => {
   let sidecar: SidecarProcess;
   let c: Clients;
   beforeAll(async () => {
@@ -150,4 +151,8 @@ describe.each(["pglite", "postgres"] as const)("retrieval moments over gRPC (%s)
     const err = await serverStream(c.memory, "Recall", { moment: "MOMENT_SNAPSHOT", snapshot_watermark: "3", query: {} }, me).catch((e) => e);
     expect(err.details).toBe("snapshot_watermark: only applies to MOMENT_IN_TURN");
   });
+});
+
+describe.skipIf(PGBOUNCER_MISSING === undefined)("retrieval moments over gRPC (pgbouncer)", () => {
+  it.skip(PGBOUNCER_MISSING ?? "", () => {});
 });

@@ -2,13 +2,15 @@ import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, failure, grpc, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { beliefMsg, episodeMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
+import { PGBOUNCER_MISSING, SIDECAR_KINDS } from "../support/pgbouncer.js";
 import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
 
 /**
  * The sidecar as a real process, called over real gRPC by @grpc/grpc-js,
- * on both stores. Every RPC is exercised, including health and reflection.
+ * on both stores, and on PostgreSQL through PgBouncer in transaction mode.
+ * Every RPC is exercised, including health and reflection.
  */
-describe.each(["pglite", "postgres"] as const)("sidecar over gRPC (%s)", (kind) => {
+describe.each(SIDECAR_KINDS)("sidecar over gRPC (%s)", (kind) => {
   let sidecar: SidecarProcess;
   let c: Clients;
 
@@ -286,4 +288,8 @@ describe.each(["pglite", "postgres"] as const)("sidecar over gRPC (%s)", (kind) 
       expect(e6.details).toMatch(/^query\.max_items:/);
     });
   });
+});
+
+describe.skipIf(PGBOUNCER_MISSING === undefined)("sidecar over gRPC (pgbouncer)", () => {
+  it.skip(PGBOUNCER_MISSING ?? "", () => {});
 });

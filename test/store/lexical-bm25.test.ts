@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { SENSITIVITY, type Principal } from "../../src/domain/model.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
@@ -94,6 +95,38 @@ describe.each(STORE_KINDS)("lexical BM25F ($kind)", ({ open }) => {
       [p.tenantId, p.principalId],
     );
     expect(stats).toEqual({ docs: 2, len_a: 2, len_b: 11 });
+  });
+
+  it("keeps the statistics equal to a count from scratch through every kind of write (no trigger does it)", async () => {
+    const p = newPrincipal();
+    const stats = async (sql: string) =>
+      (await store().db.query(`SELECT ${sql} WHERE tenant_id = $1 AND principal_id = $2`, [p.tenantId, p.principalId]))[0];
+    const counted = () =>
+      stats(`count(*)::int AS docs, sum(lex_lengths[1])::int AS a, sum(lex_lengths[2])::int AS b,
+        sum(lex_lengths[3])::int AS c, sum(lex_lengths[4])::int AS d FROM beliefs`);
+    const kept = () => stats("docs::int AS docs, len_a::int AS a, len_b::int AS b, len_c::int AS c, len_d::int AS d FROM principal_lexicon");
+    const late = episode({ sessionId: "s-stats", content: "we discussed rowing and the regatta at length" });
+    const next = episode({ sessionId: "s-stats", content: "then some sailing", occurredAt: new Date(T0.getTime() + 60_000) });
+    const x = belief({ subject: "Kim", statement: "Kim rows.", sourceEpisodeIds: [late.episodeId] });
+    const y = belief({ subject: "Lee", statement: "Lee sails boats on weekends." });
+    await store().putBeliefs(p, [x, y]);
+    expect(await kept()).toEqual(await counted());
+    await store().appendEpisodes(p, [late, next]); // x's source context arrives after x
+    expect((await kept())!.c).toBeGreaterThan(0);
+    expect(await kept()).toEqual(await counted());
+    await store().putBeliefs(p, [{ ...y, statement: "Lee sails." }]);
+    await store().rejectBelief(p, {
+      rejectionId: randomUUID(),
+      beliefId: x.beliefId,
+      kind: "changed",
+      correction: belief({ subject: "Kim", statement: "Kim rows and swims daily.", sourceEpisodeIds: [next.episodeId] }),
+      scope: "",
+      reason: "",
+    });
+    expect((await kept())!.docs).toBe(3);
+    expect(await kept()).toEqual(await counted());
+    const triggers = await store().db.query("SELECT tgname FROM pg_trigger WHERE tgrelid = 'beliefs'::regclass AND NOT tgisinternal");
+    expect(triggers).toEqual([]);
   });
 
   describe("source context", () => {

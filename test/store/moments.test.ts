@@ -11,7 +11,7 @@ import type { SqlClient } from "../../src/store/sql-client.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { T0, belief, newPrincipal } from "../support/fixtures.js";
-import { requested } from "../support/pipeline.js";
+import { capturingLogger, requested, traceWriter } from "../support/pipeline.js";
 import { filterFor, recallTrace, useStore } from "./store-helpers.js";
 
 /** Wraps the real client and counts statements, so a test can prove a path made none. */
@@ -154,9 +154,11 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
     const tracked = new MemoryStore(db);
     const heads = new HeadTracker(tracked);
     await heads.start();
+    // As in the server: the hit's trace is queued, and written by the writer's next flush.
+    const writer = traceWriter(tracked, capturingLogger().logger);
     const deps: PipelineDeps = {
       store: tracked,
-      traces: { record: async (p, t) => void (await tracked.recordTrace(p, t)) },
+      traces: writer,
       policy: RETRIEVAL_POLICY,
       clock: () => new Date(),
       traceRetentionHours: 1,
@@ -178,7 +180,7 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
       expect(second.result.rendered).toBe(first.result.rendered);
       expect(second.result.traceId).not.toBe(first.result.traceId);
       // The hit's own trace is written after the answer, for its own session.
-      await until(async () => (await store().getTrace(p, second.result.traceId)) !== null);
+      await writer.flush();
       expect((await store().getTrace(p, second.result.traceId))!.sessionId).toBe("s2");
 
       // Any write for the principal moves the head: the next open misses and shows it.

@@ -237,6 +237,30 @@ describe("semantic arm (pglite with pgvector)", () => {
     expect(JSON.stringify(lines)).not.toContain("POISON");
   });
 
+  it("sweeps every principal only while it holds the fleet's lease; a woken principal it embeds regardless", async () => {
+    const elsewhere = newPrincipal("elsewhere");
+    const mine = newPrincipal("mine");
+    const [theirs, own] = [belief({ statement: "Andy rows on the river" }), belief({ statement: "Andy sails on the lake" })];
+    await store().putBeliefs(elsewhere, [theirs]);
+    let claims = 0;
+    const worker = new EmbeddingBackfill(
+      semantic,
+      embedder,
+      { batch: 50, pollIntervalMs: 20, retryMinMs: 10, retryMaxMs: 20, sensitivityCeiling: SENSITIVITY.restricted, claimSweep: async () => (++claims, false) },
+      silent,
+    );
+    worker.start();
+    try {
+      await store().putBeliefs(mine, [own]);
+      worker.wake(mine);
+      await vi.waitFor(async () => expect(await search(mine, "sails")).toEqual([own.beliefId]), { timeout: 10_000, interval: 50 });
+      await vi.waitFor(() => expect(claims).toBeGreaterThanOrEqual(2), { timeout: 10_000, interval: 20 });
+      expect(await search(elsewhere, "rows river")).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("wakes after a write and embeds the principal's new belief without waiting for the next sweep", async () => {
     const worker = backfill(semantic);
     worker.start();

@@ -33,6 +33,11 @@ export function useStore(open: () => Promise<TestStore>): () => MemoryStore {
   });
   afterAll(async () => {
     await t?.dispose();
+    // Every statement the store issued must be routable by tenant (docs/scale-out.md).
+    const problems = t?.routing.problems ?? [];
+    if (problems.length > 0) {
+      throw new Error(`statements not routed by tenant_id:\n${problems.map((p) => `  ${p.problems.join("; ")}\n    ${p.text.replace(/\s+/g, " ").slice(0, 300)}`).join("\n")}`);
+    }
   });
   return () => {
     if (!t) throw new Error("store not open");

@@ -206,13 +206,13 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
       await store().recordTrace(p, t2);
       await store().recordCitations(p, t1.id, [cited]);
 
-      expect(await store().traces.settleUncitedReturns(PAST_NOW, PAST_NOW, 1)).toEqual({ traces: 1, beliefs: 1 });
+      expect(await store().traces.settleUncitedReturns(p.tenantId, PAST_NOW, PAST_NOW, 1)).toEqual({ traces: 1, beliefs: 1 });
       const after1 = new Map((await store().beliefsById(p, [cited, uncited, blocked])).map((b) => [b.beliefId, b]));
       expect(after1.get(uncited)?.utility).toBeCloseTo(utilityAfterUncited(0, 1), 10);
       expect(after1.get(cited)?.utility).toBeCloseTo(0.2, 10);
       expect(after1.get(blocked)?.utility).toBe(0);
-      expect(await store().traces.settleUncitedReturns(PAST_NOW, PAST_NOW, 1)).toEqual({ traces: 1, beliefs: 1 });
-      expect(await store().traces.settleUncitedReturns(PAST_NOW, PAST_NOW, 1)).toEqual({ traces: 0, beliefs: 0 });
+      expect(await store().traces.settleUncitedReturns(p.tenantId, PAST_NOW, PAST_NOW, 1)).toEqual({ traces: 1, beliefs: 1 });
+      expect(await store().traces.settleUncitedReturns(p.tenantId, PAST_NOW, PAST_NOW, 1)).toEqual({ traces: 0, beliefs: 0 });
       const charged = (await store().beliefsById(p, [uncited]))[0]!;
       expect(charged.utility).toBeCloseTo(utilityAfterUncited(0, 2), 10);
       expect(charged.utility).toBeLessThan(0);
@@ -224,7 +224,7 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
       const b = belief();
       await store().putBeliefs(p, [b]);
       await store().recordTrace(p, recallTrace({ returned: [b.beliefId], createdAt: PAST_NOW }));
-      expect(await store().traces.settleUncitedReturns(PAST, PAST_NOW, 100)).toEqual({ traces: 0, beliefs: 0 });
+      expect(await store().traces.settleUncitedReturns(p.tenantId, PAST, PAST_NOW, 100)).toEqual({ traces: 0, beliefs: 0 });
       expect((await store().beliefsById(p, [b.beliefId]))[0]?.utility).toBe(0);
     });
   });
@@ -248,9 +248,9 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
       const keep = recallTrace({ returned: [r1], operatorFieldsExpireAt: new Date("2000-01-03T00:00:00Z") });
       for (const t of [...expiring, keep]) await store().recordTrace(p, t);
 
-      expect(await store().traces.expireOperatorFields(PAST_NOW, 2)).toBe(2);
-      expect(await store().traces.expireOperatorFields(PAST_NOW, 2)).toBe(1);
-      expect(await store().traces.expireOperatorFields(PAST_NOW, 2)).toBe(0);
+      expect(await store().traces.expireOperatorFields(p.tenantId, PAST_NOW, 2)).toBe(2);
+      expect(await store().traces.expireOperatorFields(p.tenantId, PAST_NOW, 2)).toBe(1);
+      expect(await store().traces.expireOperatorFields(p.tenantId, PAST_NOW, 2)).toBe(0);
       for (const t of expiring) {
         const back = await store().getTrace(p, t.id);
         expect(back).toMatchObject({ armLatenciesMs: null, candidates: null, droppedForBudget: null, ranked: null });
@@ -265,6 +265,23 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
         });
       }
       expect(await store().getTrace(p, keep.id)).toEqual(keep);
+    });
+
+    it("sweeps tenant by tenant: a tenant's sweep leaves another tenant's traces alone; the fleet scan finds both", async () => {
+      const [p, q] = [newPrincipal(), newPrincipal()];
+      const due = () => recallTrace({ candidates: 5, operatorFieldsExpireAt: PAST, createdAt: PAST });
+      const [tp, tq] = [due(), due()];
+      await store().recordTrace(p, tp);
+      await store().recordTrace(q, tq);
+      const tenants = await store().traces.tenantsWithExpiredOperatorFields(PAST_NOW);
+      expect(tenants).toEqual(expect.arrayContaining([p.tenantId, q.tenantId]));
+      expect(await store().traces.tenantsWithUnsettledFeedback(PAST_NOW)).toEqual(expect.arrayContaining([p.tenantId, q.tenantId]));
+      expect(await store().traces.expireOperatorFields(p.tenantId, PAST_NOW, 100)).toBeGreaterThanOrEqual(1);
+      expect((await store().getTrace(p, tp.id))?.candidates).toBeNull();
+      expect((await store().getTrace(q, tq.id))?.candidates).toBe(5);
+      await store().traces.settleUncitedReturns(p.tenantId, PAST_NOW, PAST_NOW, 100);
+      expect(await store().traces.tenantsWithUnsettledFeedback(PAST_NOW)).not.toContain(p.tenantId);
+      expect(await store().traces.tenantsWithUnsettledFeedback(PAST_NOW)).toContain(q.tenantId);
     });
   });
 
@@ -301,11 +318,12 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
       const other = recallTrace({ sessionId: "kept" });
       let failing = true;
       const writer = traceWriter(
-        { recordTrace: (q, t) => (failing ? Promise.reject(Object.assign(new Error("down"), { code: "ECONNRESET" })) : store().recordTrace(q, t)) },
+        { recordBatch: (batch) => (failing ? Promise.reject(Object.assign(new Error("down"), { code: "ECONNRESET" })) : store().traces.recordBatch(batch)) },
         capturingLogger().logger,
       );
       await writer.record(p, queued);
       await writer.record(p, other);
+      await writer.flush(); // fails: both wait for their retry
       expect(writer.queuedTraceIds()).toEqual([queued.id, other.id]);
       await deleteSessionTraces(store(), writer, p, "gone");
       failing = false;

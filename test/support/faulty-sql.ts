@@ -3,8 +3,9 @@ import type { QueryOptions, Row, SqlClient } from "../../src/store/sql-client.js
 /**
  * A real SqlClient with faults injected: in "fail" mode statements matching
  * the pattern throw as a dropped connection does (inside transactions too);
- * in "hold" mode every transaction waits to begin until `release` (so a
- * held write never blocks PGlite's single connection). Everything else
+ * in "hold" mode every transaction, and every matching statement outside
+ * one, waits to begin until `heal` (so a held write never blocks PGlite's
+ * single connection). Everything else
  * reaches the real database, so the code under test runs its real SQL.
  */
 export class FaultySqlClient implements SqlClient {
@@ -47,6 +48,8 @@ export class FaultySqlClient implements SqlClient {
       root.failures += 1;
       throw Object.assign(new Error("connection terminated (injected)"), { code: "CONNECTION_CLOSED" });
     }
+    // Inside a transaction the transaction itself was held.
+    if (this.mode === "hold" && !this.parent && this.pattern.test(text)) await this.gate?.promise;
     return this.real.query<T>(text, params, options);
   }
 

@@ -25,10 +25,19 @@ export function capturingLogger(): { logger: Logger; lines: LogLine[] } {
   return { logger: pino({ level: "info" }, stream), lines };
 }
 
-export const WRITER_DEFAULTS: TraceWriterOptions = { timeoutMs: 5_000, queueMax: 100, retryIntervalMs: 60_000, maxAttempts: 3 };
+/** Queued traces wait for the test to flush them (runRecall does), so what a test sees never depends on a timer. */
+export const WRITER_DEFAULTS: TraceWriterOptions = {
+  timeoutMs: 5_000,
+  queueMax: 100,
+  retryIntervalMs: 60_000,
+  maxAttempts: 3,
+  flushDelayMs: 60_000,
+  batchMax: 50,
+};
 
-export function traceWriter(sink: TraceSink, logger: Logger, options: Partial<TraceWriterOptions> = {}): TraceWriter {
-  return new TraceWriter(sink, { ...WRITER_DEFAULTS, ...options }, logger);
+/** A trace writer over a sink, or over a store's trace table. */
+export function traceWriter(sink: TraceSink | MemoryStore, logger: Logger, options: Partial<TraceWriterOptions> = {}): TraceWriter {
+  return new TraceWriter("recordBatch" in sink ? sink : sink.traces, { ...WRITER_DEFAULTS, ...options }, logger);
 }
 
 export function pipelineDeps(store: MemoryStore, traces: PipelineDeps["traces"], clock = () => new Date()): PipelineDeps {
@@ -48,7 +57,7 @@ export interface RecallOptions {
   ceiling?: SensitivityLevel;
 }
 
-/** One recall through the pipeline, drained. */
+/** One recall through the pipeline, drained; a trace writer's queue is then flushed, so the trace is in the store (or failed). */
 export async function runRecall(deps: PipelineDeps, principal: Principal, query: RequestedQuery, o: RecallOptions = {}): Promise<RecallOutcome> {
   const kind = o.kind ?? "in_turn";
   const context: RecallContext = {
@@ -64,5 +73,6 @@ export async function runRecall(deps: PipelineDeps, principal: Principal, query:
   const pipeline = recall(deps, { principal, query, context, kind, deadlineAt: Date.now() + 10_000, signal: new AbortController().signal });
   let step = await pipeline.next();
   while (!step.done) step = await pipeline.next();
+  if (deps.traces instanceof TraceWriter) await deps.traces.flush();
   return step.value;
 }

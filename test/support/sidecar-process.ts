@@ -3,13 +3,17 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startPgBouncer } from "./pgbouncer.js";
 import { freshPostgresDatabase } from "./stores.js";
 
 /**
  * Starts the built sidecar (`node dist/cli/main.js serve`) as a real process
- * on a free port, on a fresh PGlite directory or a fresh PostgreSQL database,
- * and waits for its "listening" log line. `npm test` builds first.
+ * on a free port, on a fresh PGlite directory or a fresh PostgreSQL database
+ * (directly, or through a PgBouncer of its own in transaction mode), and
+ * waits for its "listening" log line. `npm test` builds first.
  */
+
+export type SidecarStoreKind = "pglite" | "postgres" | "pgbouncer";
 
 export const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
@@ -19,7 +23,7 @@ export interface SidecarProcess {
   child: ChildProcess;
   /** Everything the process wrote to stderr (its JSON log lines). */
   logs: () => string;
-  /** The database URL when on PostgreSQL. */
+  /** The database URL when on PostgreSQL (direct, not through the pooler). */
   databaseUrl?: string;
   /** SIGTERM, wait for exit; returns the exit code. */
   stop(): Promise<number | null>;
@@ -32,13 +36,14 @@ export interface OwnedStorage {
 }
 
 export async function startSidecarProcess(
-  kind: "pglite" | "postgres",
+  kind: SidecarStoreKind,
   env: Record<string, string> = {},
   owned: OwnedStorage = {},
 ): Promise<SidecarProcess> {
   const dataDir = owned.dataDir ?? (await mkdtemp(join(tmpdir(), "recall-it-")));
   const database =
-    kind !== "postgres" ? undefined : owned.databaseUrl ? { url: owned.databaseUrl, drop: async () => {} } : await freshPostgresDatabase();
+    kind === "pglite" ? undefined : owned.databaseUrl ? { url: owned.databaseUrl, drop: async () => {} } : await freshPostgresDatabase();
+  const pooler = kind === "pgbouncer" ? await startPgBouncer(database!.url) : undefined;
   const child = spawn(process.execPath, [CLI, "serve"], {
     env: {
       PATH: process.env.PATH ?? "",
@@ -46,7 +51,8 @@ export async function startSidecarProcess(
       RECALL_DATA_DIR: dataDir,
       RECALL_LOG_LEVEL: "info",
       RECALL_SHUTDOWN_GRACE_MS: "3000",
-      ...(database ? { RECALL_DATABASE_URL: database.url } : {}),
+      ...(database ? { RECALL_DATABASE_URL: pooler?.url ?? database.url } : {}),
+      ...(pooler ? { RECALL_DATABASE_POOLER: "transaction" } : {}),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -57,7 +63,7 @@ export async function startSidecarProcess(
 
   // "close", not "exit": it comes after the process's stdio is drained, so no log line is missed.
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
+  const listening = new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sidecar did not start in time:\n${stderr}`)), 45_000);
     const onData = () => {
       for (const line of stderr.split("\n")) {
@@ -74,6 +80,11 @@ export async function startSidecarProcess(
       reject(new Error(`sidecar exited with ${code} before listening:\n${stderr}`));
     });
   });
+  const port = await listening.catch(async (error: unknown) => {
+    child.kill("SIGKILL");
+    await pooler?.stop();
+    throw error;
+  });
 
   return {
     port,
@@ -86,6 +97,7 @@ export async function startSidecarProcess(
       if (!child.killed && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const code = await exited;
       if (!owned.dataDir) await rm(dataDir, { recursive: true, force: true });
+      await pooler?.stop();
       await database?.drop();
       return code;
     },

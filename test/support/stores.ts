@@ -7,6 +7,8 @@ import { loadMigrations, migrate } from "../../src/store/migrate.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import { createPgliteClient, pgliteExtensions, pgliteVectorExtensions } from "../../src/store/pglite-client.js";
 import { createPostgresClient } from "../../src/store/postgres-client.js";
+import type { SqlClient } from "../../src/store/sql-client.js";
+import { loadParser, routingChecked, type RoutingLog } from "./statement-routing.js";
 
 /**
  * Fresh, migrated stores for tests. Both kinds run the same suites; the
@@ -21,22 +23,31 @@ export interface TestStore {
   store: MemoryStore;
   /** A URL the sidecar can use (postgres only). */
   url?: string;
+  /** Every statement the store issued, checked for routing by tenant (test/support/statement-routing.ts). */
+  routing: RoutingLog;
   dispose(): Promise<void>;
+}
+
+/** The store over `client`, every statement it issues checked for routing by tenant. */
+async function checkedStore(client: SqlClient): Promise<{ store: MemoryStore; routing: RoutingLog }> {
+  await loadParser();
+  const routing: RoutingLog = { statements: 0, problems: [] };
+  return { store: new MemoryStore(routingChecked(client, routing)), routing };
 }
 
 export async function freshPglite(): Promise<TestStore> {
   const tar = await readFile(inject("pgliteTemplate"));
   const db = await PGlite.create({ loadDataDir: new Blob([tar]), extensions: pgliteExtensions });
-  const store = new MemoryStore(createPgliteClient(db));
-  return { kind: "pglite", store, dispose: () => store.db.close() };
+  const { store, routing } = await checkedStore(createPgliteClient(db));
+  return { kind: "pglite", store, routing, dispose: () => store.db.close() };
 }
 
 /** PGlite with pgvector loaded (the semantic arm's store); the semantic schema is not applied yet. */
 export async function freshPgliteWithVector(): Promise<TestStore> {
   const tar = await readFile(inject("pgliteTemplate"));
   const db = await PGlite.create({ loadDataDir: new Blob([tar]), extensions: pgliteVectorExtensions });
-  const store = new MemoryStore(createPgliteClient(db));
-  return { kind: "pglite", store, dispose: () => store.db.close() };
+  const { store, routing } = await checkedStore(createPgliteClient(db));
+  return { kind: "pglite", store, routing, dispose: () => store.db.close() };
 }
 
 /** Creates an empty database on the test server; returns its URL and a drop function. */
@@ -67,10 +78,11 @@ export async function freshPostgres(): Promise<TestStore> {
   const database = await freshPostgresDatabase();
   const client = createPostgresClient(database.url, 4);
   await migrate(client, await loadMigrations());
-  const store = new MemoryStore(client);
+  const { store, routing } = await checkedStore(client);
   return {
     kind: "postgres",
     store,
+    routing,
     url: database.url,
     async dispose() {
       await store.db.close();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { openingGoals, OBJECTS, pickSkewed, queryTexts, seededRandom } from "../../src/bench/corpus.js";
-import { generationParams, paramsKey } from "../../src/bench/generate.js";
-import { formatTable, judgeTargets, met } from "../../src/bench/report.js";
+import { embeddedGenerationParams, generationParams, measuredLayout, measuredOwner, paramsKey } from "../../src/bench/generate.js";
+import { FLOOR_SCENARIO, formatTable, formatTargets, judgeTargets, met, ratioToFloor, throughputScaling } from "../../src/bench/report.js";
 import { median, medianOfRounds, summarize } from "../../src/bench/stats.js";
 import { lexicalTerms } from "../../src/recall/query-former.js";
 
@@ -66,24 +66,89 @@ describe("bench corpus", () => {
   });
 });
 
+describe("bench data layout", () => {
+  it("gives every measured principal exactly its count, interleaved rather than in runs", () => {
+    const measured = [
+      { principal: "a", beliefs: 10 },
+      { principal: "b", beliefs: 1 },
+      { principal: "c", beliefs: 100 },
+    ];
+    const owners = Array.from({ length: 111 }, (_, j) => measuredOwner(measured, j));
+    expect(owners.filter((o) => o === "a")).toHaveLength(10);
+    expect(owners.filter((o) => o === "b")).toHaveLength(1);
+    expect(owners.filter((o) => o === "c")).toHaveLength(100);
+    // Scattered: a's rows are not one block of the insert order.
+    const positions = owners.flatMap((o, j) => (o === "a" ? [j] : []));
+    expect(positions.at(-1)! - positions[0]!).toBeGreaterThan(50);
+    const { total, multiplier } = measuredLayout(measured);
+    expect(total).toBe(111);
+    expect(multiplier % 3).not.toBe(0);
+    expect(multiplier % 37).not.toBe(0);
+  });
+
+  it("measures the issue's principal sizes on the 1M store and a 50k one embedded", () => {
+    const sizes = generationParams().measured.map((m) => m.beliefs);
+    expect(sizes.slice(0, 3)).toEqual([10_000, 1_000, 100_000]);
+    expect(sizes.filter((n) => n === 10_000)).toHaveLength(10);
+    expect(embeddedGenerationParams().measured).toEqual([{ principal: "heavy-50k", beliefs: 50_000 }]);
+  });
+});
+
 describe("bench report", () => {
-  it("judges the issue's targets on the figures given", () => {
-    const s = (p50: number, p95: number) => ({ ...summarize([p50], 1), p50, p95 });
-    const targets = judgeTargets(s(3, 9), s(0.2, 0.8), s(2.5, 5));
-    expect(targets.map(met)).toEqual([true, true, true, true]);
-    const slow = judgeTargets(s(12, 30), s(0.5, 1.2), s(4, 9));
-    expect(slow.map(met)).toEqual([false, false, false, false]);
-    expect(slow[3]!.value).toBe(3);
+  const s = (p50: number, p95: number, perSecond = 1) => ({ ...summarize([p50], 1), p50, p95, perSecond });
+
+  it("judges the issue's targets on the figures given, the cached snapshot against the floor", () => {
+    const fast = judgeTargets({
+      inTurn: s(2.5, 5),
+      search: s(3, 6),
+      cachedSnapshot: s(0.9, 2),
+      coldSnapshot: s(9, 20),
+      floor: s(0.7, 1),
+      embeddedInTurn: s(3.9, 9),
+    });
+    expect(fast.map(met)).toEqual([true, true, true, true, true, true, true]);
+    const slow = judgeTargets({ inTurn: s(31, 45), search: s(3.1, 6.1), cachedSnapshot: s(4.4, 8), coldSnapshot: s(72, 90), floor: s(0.8, 1) });
+    expect(slow.map(met)).toEqual([false, false, false, false, false, false, false]);
+    expect(slow[4]!.value).toBeCloseTo(5.5);
+    // Not measured: never "met".
+    expect(Number.isNaN(slow[6]!.value)).toBe(true);
+    expect(formatTargets(slow)).toContain("not measured  embedded store");
+    expect(formatTargets(fast).split("\n").every((l) => l.startsWith("  met"))).toBe(true);
+  });
+
+  it("divides each p50 by the floor of the same group and concurrency", () => {
+    const results = [
+      { scenario: FLOOR_SCENARIO, group: "pg", concurrency: 1, summary: s(0.5, 1), note: "" },
+      { scenario: FLOOR_SCENARIO, group: "pg", concurrency: 8, summary: s(2, 3), note: "" },
+      { scenario: FLOOR_SCENARIO, group: "lite", concurrency: 1, summary: s(0.25, 1), note: "" },
+      { scenario: "in-turn recall", group: "pg", concurrency: 1, summary: s(3, 5), note: "" },
+      { scenario: "in-turn recall", group: "pg", concurrency: 8, summary: s(6, 9), note: "" },
+      { scenario: "in-turn recall", group: "lite", concurrency: 1, summary: s(3, 5), note: "" },
+      { scenario: "search", group: "none", concurrency: 1, summary: s(3, 5), note: "" },
+    ];
+    expect(results.map((r) => ratioToFloor(r, results))).toEqual([1, 1, 1, 6, 3, 12, NaN]);
+    expect(formatTable(results).split("\n")[7]).toMatch(/^in-turn recall\s+1\s+1\s+3\.00\s+5\.00\s+.*\s12\.0\s+0$/);
+  });
+
+  it("reports throughput at high concurrency over the base, per scenario measured at both", () => {
+    const results = [
+      { scenario: "in-turn recall", group: "pg", concurrency: 1, summary: s(3, 5, 300), note: "" },
+      { scenario: "in-turn recall", group: "pg", concurrency: 8, summary: s(6, 9, 750), note: "" },
+      { scenario: "in-turn recall, 1k", group: "pg", concurrency: 1, summary: s(1, 2, 900), note: "" },
+      { scenario: "in-turn recall", group: "lite", concurrency: 8, summary: s(1, 2, 900), note: "" },
+    ];
+    expect(throughputScaling(results, "pg", 1, 8)).toEqual([{ scenario: "in-turn recall", ratio: 2.5 }]);
+    expect(throughputScaling(results, "lite", 1, 8)).toEqual([]);
   });
 
   it("prints one aligned row per scenario", () => {
     const table = formatTable([
-      { scenario: "in-turn recall", concurrency: 1, summary: summarize([1.5, 2.5], 4), note: "" },
-      { scenario: "SELECT 1", concurrency: 8, summary: summarize([0.1], 1), note: "floor" },
+      { scenario: "in-turn recall", group: "pg", concurrency: 1, summary: summarize([1.5, 2.5], 4), note: "" },
+      { scenario: "SELECT 1", group: "pg", concurrency: 8, summary: summarize([0.1], 1), note: "floor" },
     ]);
     const lines = table.split("\n");
     expect(lines).toHaveLength(4);
-    expect(lines[2]).toMatch(/^in-turn recall\s+1\s+2\s+1\.50\s+2\.50\s+2\.50\s+2\.00\s+500\s+0$/);
+    expect(lines[2]).toMatch(/^in-turn recall\s+1\s+2\s+1\.50\s+2\.50\s+2\.50\s+2\.00\s+500\s+–\s+0$/);
     expect(lines[3]).toMatch(/^SELECT 1\s+8\s+1\s+0\.10 .* floor$/);
   });
 });

@@ -45,12 +45,31 @@ describe("loadConfig: values", () => {
       kind: "postgres",
       url: "postgres://u:p@db:5432/recall",
       poolMax: 10,
+      pooler: "none",
+      listenUrl: undefined,
     });
     expect(loadConfig({ RECALL_DATABASE_URL: "postgresql://db/recall", RECALL_DB_POOL_MAX: "4" }).store).toEqual({
       kind: "postgres",
       url: "postgresql://db/recall",
       poolMax: 4,
+      pooler: "none",
+      listenUrl: undefined,
     });
+  });
+
+  it("reads the pooler settings: transaction mode, a direct URL to LISTEN on, the head polling interval", () => {
+    const config = loadConfig({
+      RECALL_DATABASE_URL: "postgres://recall@pgbouncer:6432/recall",
+      RECALL_DATABASE_POOLER: "transaction",
+      RECALL_DATABASE_LISTEN_URL: "postgres://recall@db:5432/recall",
+      RECALL_HEAD_POLL_MS: "250",
+    });
+    expect(config.store).toMatchObject({ pooler: "transaction", listenUrl: "postgres://recall@db:5432/recall" });
+    expect(config.headPollMs).toBe(250);
+    expect(loadConfig({}).headPollMs).toBe(1000);
+    expect(configError({ RECALL_DATABASE_POOLER: "session" }).message).toContain("RECALL_DATABASE_POOLER");
+    expect(configError({ RECALL_DATABASE_LISTEN_URL: "db:5432" }).message).toContain("RECALL_DATABASE_LISTEN_URL: must be a postgres://");
+    expect(configError({ RECALL_HEAD_POLL_MS: "0" }).message).toContain("RECALL_HEAD_POLL_MS");
   });
 
   it("uses pglite in RECALL_DATA_DIR when no database URL is set", () => {
@@ -84,19 +103,23 @@ describe("loadConfig: values", () => {
 
   it("reads the trace writer, sweep and feedback settings, with documented defaults", () => {
     expect(loadConfig({})).toMatchObject({
-      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
+      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, flushMs: 2, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
       faultTraceWriteFailures: 0,
     });
     const config = loadConfig({
       RECALL_TRACE_WRITE_TIMEOUT_MS: "50",
       RECALL_TRACE_RETRY_QUEUE_MAX: "3",
       RECALL_TRACE_RETRY_INTERVAL_MS: "100",
+      RECALL_TRACE_FLUSH_MS: "0",
       RECALL_TRACE_SWEEP_INTERVAL_MS: "0",
       RECALL_TRACE_SWEEP_BATCH: "10",
       RECALL_UNCITED_WINDOW_HOURS: "2",
       RECALL_FAULT_TRACE_WRITE_FAILURES: "1",
     });
-    expect(config.traces).toEqual({ writeTimeoutMs: 50, retryQueueMax: 3, retryIntervalMs: 100, sweepIntervalMs: 0, sweepBatch: 10, uncitedWindowHours: 2 });
+    expect(config.traces).toEqual({ writeTimeoutMs: 50, retryQueueMax: 3, retryIntervalMs: 100, flushMs: 0, sweepIntervalMs: 0, sweepBatch: 10, uncitedWindowHours: 2 });
+    // A flush delay is a few milliseconds; a second is the most a trace may wait for company.
+    expect(() => loadConfig({ RECALL_TRACE_FLUSH_MS: "1001" })).toThrow(/RECALL_TRACE_FLUSH_MS/);
+    expect(() => loadConfig({ RECALL_TRACE_FLUSH_MS: "-1" })).toThrow(/RECALL_TRACE_FLUSH_MS/);
     expect(config.faultTraceWriteFailures).toBe(1);
     expect(Object.isFrozen(config.traces)).toBe(true);
   });

@@ -8,13 +8,20 @@ function fakeTraces(expirable: number, unsettled: number) {
   const calls: string[] = [];
   let cutoffSeen: Date | undefined;
   const traces = {
-    async expireOperatorFields(_now: Date, limit: number) {
+    async tenantsWithExpiredOperatorFields() {
+      return expirable > 0 ? ["t"] : [];
+    },
+    async tenantsWithUnsettledFeedback(cutoff: Date) {
+      cutoffSeen = cutoff;
+      return unsettled > 0 ? ["t"] : [];
+    },
+    async expireOperatorFields(_tenant: string, _now: Date, limit: number) {
       const n = Math.min(limit, expirable);
       expirable -= n;
       calls.push(`expire ${n}`);
       return n;
     },
-    async settleUncitedReturns(cutoff: Date, _now: Date, limit: number) {
+    async settleUncitedReturns(_tenant: string, cutoff: Date, _now: Date, limit: number) {
       cutoffSeen = cutoff;
       const n = Math.min(limit, unsettled);
       unsettled -= n;
@@ -57,11 +64,30 @@ describe("startSweeper", () => {
     expect(f.calls.length).toBe(after);
   });
 
+  it("sweeps only on the ticks whose lease claim it wins", async () => {
+    const f = fakeTraces(3, 0);
+    const { logger, lines } = capturingLogger();
+    let claims = 0;
+    const sweeper = startSweeper(f.traces, () => new Date(), { intervalMs: 5, batch: 10, maxBatches: 1, uncitedWindowHours: 1 }, logger, async () => {
+      f.calls.push("claim");
+      return ++claims >= 3;
+    });
+    while (!lines.some((l) => l.msg === "trace sweep")) await new Promise((r) => setTimeout(r, 5));
+    await sweeper.stop();
+    expect(f.calls.slice(0, 4)).toEqual(["claim", "claim", "claim", "expire 3"]);
+  });
+
   it("a failing sweep is logged and retried on the next interval", async () => {
     let failures = 1;
     const traces = {
-      async expireOperatorFields() {
+      async tenantsWithExpiredOperatorFields() {
         if (failures-- > 0) throw new Error("store down");
+        return [];
+      },
+      async tenantsWithUnsettledFeedback() {
+        return [];
+      },
+      async expireOperatorFields() {
         return 0;
       },
       async settleUncitedReturns() {

@@ -1,120 +1,229 @@
 import { describe, expect, it } from "vitest";
 import { UnavailableError } from "../../src/domain/errors.js";
-import type { Principal, RecallTrace } from "../../src/domain/model.js";
-import type { TraceSink } from "../../src/trace/trace-writer.js";
+import type { Principal } from "../../src/domain/model.js";
+import type { QueuedTrace, TraceSink } from "../../src/trace/trace-writer.js";
 import { capturingLogger, traceWriter } from "../support/pipeline.js";
 import { recallTrace } from "../store/store-helpers.js";
 
 /**
  * The writer's policy over a scripted sink (the real-store failure paths are
- * in test/store/trace-writer.test.ts): what is queued, refused, dropped, lost.
+ * in test/store/trace-writer.test.ts): what is batched, read through,
+ * queued, refused, dropped, lost.
  */
 
 const P: Principal = { tenantId: "t", principalId: "p" };
 const transient = () => Object.assign(new Error("connection reset"), { code: "ECONNRESET" });
 
-/** A sink that follows a script: "ok", "transient", "permanent", or "hang" (until released). */
-function scripted(...script: ("ok" | "transient" | "permanent" | "hang")[]) {
+type Step = "ok" | "transient" | "permanent" | "hang";
+
+/**
+ * A sink that follows a script, one step per batch: "ok", "transient",
+ * "permanent" (fails while the batch holds a trace in `poisoned`, else
+ * writes), or "hang" (until released).
+ */
+function scripted(...script: Step[]) {
   const written: string[] = [];
+  const batches: string[][] = [];
+  const poisoned = new Set<string>();
   const hung: (() => void)[] = [];
+  const write = (batch: readonly QueuedTrace[]) => {
+    const ids = batch.map((b) => b.trace.id);
+    written.push(...ids);
+    batches.push(ids);
+    return new Set(ids);
+  };
   const sink: TraceSink = {
-    recordTrace(_p: Principal, trace: RecallTrace) {
+    recordBatch(batch) {
       const step = script.shift() ?? "ok";
       if (step === "transient") return Promise.reject(transient());
-      if (step === "permanent") return Promise.reject(new Error("value too long for type"));
-      if (step === "hang") return new Promise((resolve) => hung.push(() => resolve(written.push(trace.id) > 0)));
-      written.push(trace.id);
-      return Promise.resolve(true);
+      if (step === "permanent" || batch.some((b) => poisoned.has(b.trace.id))) return Promise.reject(new Error("value too long for type"));
+      if (step === "hang") return new Promise((resolve) => hung.push(() => resolve(write(batch))));
+      return Promise.resolve(write(batch));
     },
   };
-  return { sink, written, release: () => hung.splice(0).forEach((r) => r()) };
+  return { sink, written, batches, poisoned, release: () => hung.splice(0).forEach((r) => r()) };
+}
+
+async function eventually(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
 describe("TraceWriter", () => {
-  it("writes through and logs memory.recalled when the store answers", async () => {
-    const { sink, written } = scripted("ok");
+  it("answers once the trace is queued, and writes everything queued in one batch", async () => {
+    const { sink, written, batches } = scripted();
     const { logger, lines } = capturingLogger();
     const writer = traceWriter(sink, logger);
-    const t = recallTrace();
-    await writer.record(P, t);
-    expect(written).toEqual([t.id]);
-    expect(writer.metrics).toMatchObject({ written: 1, failed: 0 });
-    expect(lines.filter((l) => l.msg === "memory.recalled")).toHaveLength(1);
+    const [a, b, c] = [recallTrace(), recallTrace(), recallTrace()];
+    for (const t of [a, b, c]) await writer.record(P, t);
+    // Queued, not written: the recall did not wait for the store.
+    expect(written).toEqual([]);
+    expect(writer.backlog).toBe(3);
+    await writer.flush();
+    expect(batches).toEqual([[a.id, b.id, c.id]]);
+    expect(writer.metrics).toMatchObject({ written: 3, batches: 1, failed: 0 });
+    expect(writer.backlog).toBe(0);
+    expect(lines.filter((l) => l.msg === "memory.recalled").map((l) => (l.event as { traceId: string }).traceId)).toEqual([a.id, b.id, c.id]);
   });
 
-  it("retries transient failures forever (bounded by the queue), in order", async () => {
-    const { sink, written } = scripted("transient", "transient", "transient", "transient", "transient");
-    const writer = traceWriter(sink, capturingLogger().logger, { maxAttempts: 2 });
+  it("flushes on its own after the flush delay, without anyone calling flush", async () => {
+    const { sink, written } = scripted();
+    const writer = traceWriter(sink, capturingLogger().logger, { flushDelayMs: 1 });
+    const t = recallTrace();
+    await writer.record(P, t);
+    await eventually(() => written.length > 0);
+    expect(written).toEqual([t.id]);
+  });
+
+  it("splits the queue into batches of at most batchMax, oldest first", async () => {
+    const { sink, batches } = scripted();
+    const writer = traceWriter(sink, capturingLogger().logger, { batchMax: 2 });
+    const ts = Array.from({ length: 5 }, () => recallTrace());
+    for (const t of ts) await writer.record(P, t);
+    await writer.flush();
+    expect(batches).toEqual([[ts[0]!.id, ts[1]!.id], [ts[2]!.id, ts[3]!.id], [ts[4]!.id]]);
+  });
+
+  it("reads a waiting trace through the queue, for its own principal only", async () => {
+    const { sink } = scripted("transient");
+    const writer = traceWriter(sink, capturingLogger().logger);
+    const t = recallTrace();
+    await writer.record(P, t);
+    expect(writer.pending(P, t.id)).toBe(t);
+    // Another principal of the tenant, and the same principal id in another tenant, find nothing.
+    expect(writer.pending({ tenantId: "t", principalId: "q" }, t.id)).toBeUndefined();
+    expect(writer.pending({ tenantId: "u", principalId: "p" }, t.id)).toBeUndefined();
+    await writer.flush(); // fails: still waiting, still readable
+    expect(writer.pending(P, t.id)).toBe(t);
+    await writer.flush();
+    expect(writer.pending(P, t.id)).toBeUndefined();
+  });
+
+  it("settles: writes the principal's waiting traces a read needs, and returns at once when there are none", async () => {
+    const { sink, batches } = scripted();
+    const writer = traceWriter(sink, capturingLogger().logger);
+    await writer.settle(P, () => true);
+    expect(batches).toEqual([]);
+    const mine = recallTrace({ sessionId: "s" });
+    await writer.record(P, mine);
+    // Another principal's trace is not a reason to write.
+    await writer.settle({ tenantId: "t", principalId: "q" }, () => true);
+    expect(batches).toEqual([]);
+    await writer.settle(P, (t) => t.sessionId === "other");
+    expect(batches).toEqual([]);
+    await writer.settle(P, (t) => t.sessionId === "s");
+    expect(batches).toEqual([[mine.id]]);
+  });
+
+  it("retries transient failures (bounded by the queue), in order", async () => {
+    const { sink, written } = scripted("transient", "transient", "transient", "transient");
+    const { logger, lines } = capturingLogger();
+    const writer = traceWriter(sink, logger, { maxAttempts: 2 });
     const [a, b] = [recallTrace(), recallTrace()];
     await writer.record(P, a);
     await writer.record(P, b);
-    for (let i = 0; i < 3; i++) await writer.flush();
+    for (let i = 0; i < 4; i++) await writer.flush();
     expect(writer.queuedTraceIds()).toEqual([a.id, b.id]);
     await writer.flush();
     expect(written).toEqual([a.id, b.id]);
     expect(writer.metrics).toMatchObject({ failed: 2, retried: 2, dropped: 0 });
+    // Each trace's first failure is logged at error with its id.
+    expect(lines.filter((l) => l.msg === "trace write failed; queued for retry").map((l) => l.traceId)).toEqual([a.id, b.id]);
+    expect(lines.filter((l) => l.msg === "queued trace recorded").map((l) => l.traceId)).toEqual([a.id, b.id]);
   });
 
-  it("drops a trace failing for a non-transient reason after maxAttempts, logging its user-safe fields", async () => {
-    const { sink, written } = scripted("permanent", "permanent", "permanent", "ok");
+  it("isolates a trace failing for a non-transient reason: the others are written, it is dropped after maxAttempts", async () => {
+    const { sink, written, poisoned } = scripted();
     const { logger, lines } = capturingLogger();
     const writer = traceWriter(sink, logger, { maxAttempts: 3 });
-    const [bad, good] = [recallTrace(), recallTrace()];
-    await writer.record(P, bad); // attempt 1
-    await writer.flush(); // attempt 2
-    expect(writer.queuedTraceIds()).toEqual([bad.id]);
-    await writer.flush(); // attempt 3: dropped
+    const [good1, bad, good2] = [recallTrace(), recallTrace(), recallTrace()];
+    poisoned.add(bad.id);
+    for (const t of [good1, bad, good2]) await writer.record(P, t);
+    await writer.flush(); // the batch fails: each is tried alone from now on
+    expect(written).toEqual([]);
+    await writer.flush(); // good1 written; bad fails (attempt 2), stops the round
+    await writer.flush(); // bad: attempt 3, dropped; good2 written
+    expect(written).toEqual([good1.id, good2.id]);
     expect(writer.queuedTraceIds()).toEqual([]);
-    expect(writer.metrics.dropped).toBe(1);
-    await writer.record(P, good);
-    expect(written).toEqual([good.id]);
+    expect(writer.metrics).toMatchObject({ failed: 3, retried: 2, dropped: 1 });
     expect(lines.find((l) => l.msg === "trace dropped after repeated write failures")).toMatchObject({ level: 50, traceId: bad.id, trace: { id: bad.id } });
   });
 
-  it("holds a queue slot for a slow write; with no slot left the recall is refused", async () => {
-    const { sink, written, release } = scripted("hang", "ok");
-    const writer = traceWriter(sink, capturingLogger().logger, { timeoutMs: 1, queueMax: 1 });
-    const [slow, next] = [recallTrace(), recallTrace()];
-    await writer.record(P, slow);
-    expect(writer.backlog).toBe(1);
-    await expect(writer.record(P, next)).resolves.toBeUndefined(); // written at once: the store answered
-    release();
-    await writer.close(Date.now() + 1000);
-    expect(written.sort()).toEqual([slow.id, next.id].sort());
-    expect(writer.metrics).toMatchObject({ slow: 1, written: 1, refused: 0, lost: 0 });
-  });
-
-  it("refuses a recall whose write is slow while the queue is full", async () => {
-    const { sink, release } = scripted("hang", "hang");
-    const writer = traceWriter(sink, capturingLogger().logger, { timeoutMs: 1, queueMax: 1 });
+  it("refuses a recall with UNAVAILABLE while queueMax traces wait", async () => {
+    const { sink } = scripted("transient");
+    const { logger, lines } = capturingLogger();
+    const writer = traceWriter(sink, logger, { queueMax: 2 });
+    await writer.record(P, recallTrace());
     await writer.record(P, recallTrace());
     await expect(writer.record(P, recallTrace())).rejects.toBeInstanceOf(UnavailableError);
-    expect(writer.metrics).toMatchObject({ slow: 1, refused: 1 });
-    release();
-    await writer.close(Date.now() + 1000);
+    await writer.flush(); // fails: both still wait for their retry, and still hold their slots
+    await expect(writer.record(P, recallTrace())).rejects.toBeInstanceOf(UnavailableError);
+    expect(writer.metrics).toMatchObject({ refused: 2, failed: 2 });
+    expect(lines.filter((l) => l.level === 50).map((l) => l.msg)).toContain("trace cannot be recorded and the retry queue is full; failing the recall");
+    await writer.flush();
+    await expect(writer.record(P, recallTrace())).resolves.toBeUndefined();
   });
 
-  it("never waits past the call's deadline, however long the write timeout", async () => {
-    const { sink, written, release } = scripted("hang");
-    const writer = traceWriter(sink, capturingLogger().logger, { timeoutMs: 3_600_000 });
-    const t = recallTrace();
-    // Were the recall waiting out the hour-long timeout, this would never resolve.
-    await writer.record(P, t, Date.now());
+  it("writes the next batch beside a slow one, which keeps its queue slot until it lands", async () => {
+    const { sink, written, release } = scripted("hang", "ok");
+    const writer = traceWriter(sink, capturingLogger().logger, { timeoutMs: 1, queueMax: 2 });
+    const [slow, next] = [recallTrace(), recallTrace()];
+    await writer.record(P, slow);
+    await writer.flush();
     expect(writer.metrics.slow).toBe(1);
+    expect(writer.backlog).toBe(1);
+    expect(writer.pending(P, slow.id)).toBe(slow);
+    await writer.record(P, next);
+    await writer.flush();
+    expect(written).toEqual([next.id]);
     release();
     await writer.close(Date.now() + 1000);
-    expect(written).toEqual([t.id]);
+    expect(written).toEqual([next.id, slow.id]);
+    expect(writer.metrics).toMatchObject({ slow: 1, written: 2, refused: 0, lost: 0 });
   });
 
   it("a slow write that then fails is queued, not lost", async () => {
     let reject: (e: unknown) => void = () => {};
-    const sink: TraceSink = { recordTrace: () => new Promise((_, r) => (reject = r)) };
+    const sink: TraceSink = { recordBatch: () => new Promise((_, r) => (reject = r)) };
     const writer = traceWriter(sink, capturingLogger().logger, { timeoutMs: 1 });
     const t = recallTrace();
     await writer.record(P, t);
+    await writer.flush();
+    expect(writer.queuedTraceIds()).toEqual([]);
     reject(transient());
     await new Promise((r) => setImmediate(r));
     expect(writer.queuedTraceIds()).toEqual([t.id]);
     expect(writer.backlog).toBe(1);
+  });
+
+  it("at shutdown writes what it can, and logs the rest as lost with user-safe fields", async () => {
+    const { sink, written } = scripted("transient");
+    const { logger, lines } = capturingLogger();
+    const writer = traceWriter(sink, logger);
+    const t = recallTrace();
+    await writer.record(P, t);
+    await writer.close(Date.now() + 1000);
+    expect(written).toEqual([t.id]);
+    const failing = traceWriter({ recordBatch: () => Promise.reject(transient()) }, logger);
+    const lost = recallTrace();
+    await failing.record(P, lost);
+    expect((await failing.close(Date.now() + 30)).lost).toBe(1);
+    expect(lines.find((l) => l.msg === "trace not recorded before shutdown: lost")).toMatchObject({ level: 50, traceId: lost.id, trace: { id: lost.id } });
+  });
+});
+
+describe("TraceWriter.settle without a deadline", () => {
+  it("waits for the write however long it takes", async () => {
+    let finish: () => void = () => {};
+    const sink: TraceSink = { recordBatch: (batch) => new Promise((resolve) => (finish = () => resolve(new Set(batch.map((b) => b.trace.id))))) };
+    const writer = traceWriter(sink, capturingLogger().logger);
+    const t = recallTrace();
+    await writer.record(P, t);
+    let settled = false;
+    const settling = writer.settle(P, () => true).then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(settled).toBe(false);
+    finish();
+    await settling;
+    expect(writer.pending(P, t.id)).toBeUndefined();
   });
 });

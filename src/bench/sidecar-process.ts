@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
+/** The real sidecar as a child process, as the benchmark drives it: started, measured from outside, stopped. */
+
+export const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+
+export interface SidecarProcess {
+  address: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+  /** The last lines it logged, for an error message. */
+  tail(): string;
+}
+
+/**
+ * Starts `recall serve` with `env` (a PostgreSQL URL or a PGlite data
+ * directory) and waits for its "listening" line. With `cpuProfileDir`, node
+ * writes a CPU profile of the sidecar there when it stops.
+ */
+export async function startSidecar(env: Record<string, string>, cpuProfileDir?: string): Promise<SidecarProcess> {
+  const nodeArgs = cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfileDir] : [];
+  const child = spawn(process.execPath, [...nodeArgs, CLI, "serve"], {
+    env: { PATH: process.env.PATH ?? "", RECALL_HOST: "127.0.0.1", RECALL_PORT: "0", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  // Its log is read continuously (a full pipe would stall the sidecar); only the tail is kept.
+  let tail = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (tail = (tail + chunk).slice(-8000)));
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sidecar did not start in 60 s:\n${tail}`)), 60_000);
+    let seen = "";
+    const onData = (chunk: string) => {
+      seen += chunk;
+      const line = seen.split("\n").find((l) => l.includes('"recall sidecar listening"'));
+      if (!line) return;
+      clearTimeout(timer);
+      child.stderr!.off("data", onData);
+      resolve((JSON.parse(line) as { port: number }).port);
+    };
+    child.stderr!.on("data", onData);
+    void exited.then(() => reject(new Error(`sidecar exited before listening:\n${tail}`)));
+  });
+  return {
+    address: `127.0.0.1:${port}`,
+    child,
+    tail: () => tail,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** Resident set size of a process in MiB: `peak` is VmHWM (the high-water mark), otherwise VmRSS now. */
+export async function rssMiB(pid: number, which: "peak" | "now" = "peak"): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const field = which === "peak" ? "VmHWM" : "VmRSS";
+  const kb = Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}

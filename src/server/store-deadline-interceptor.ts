@@ -1,0 +1,44 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { RETRIEVAL_POLICY } from "../recall/policy.js";
+import { deadlineMarginMs } from "../recall/pipeline.js";
+import { withStoreDeadline } from "../store/store-deadline.js";
+
+/**
+ * Bounds every store call of an RPC by the call's deadline (the same default
+ * and maximum as the handlers use). The store must answer half a margin
+ * before the client's deadline, so that a store that cannot be reached is
+ * reported as UNAVAILABLE (with whether anything was written) rather than
+ * the client's own DEADLINE_EXCEEDED, which says nothing.
+ */
+export function storeDeadlineInterceptor(deadline: { defaultMs: number; maxMs: number }): Interceptor {
+  return (next) => async (req) => {
+    const allowed = Math.min(Math.max(0, requestedTimeoutMs(req.header) ?? deadline.defaultMs), deadline.maxMs);
+    const at = Date.now() + allowed - deadlineMarginMs(allowed, RETRIEVAL_POLICY) / 2;
+    const res = await withStoreDeadline(at, () => next(req));
+    if (!res.stream) return res;
+    // A streaming handler runs as its messages are read, outside this call: each read gets the deadline too.
+    const messages = res.message[Symbol.asyncIterator]();
+    return {
+      ...res,
+      message: {
+        [Symbol.asyncIterator]: () => ({
+          next: () => withStoreDeadline(at, () => messages.next()),
+          return: (value?: unknown) => withStoreDeadline(at, () => messages.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined })),
+          throw: (error?: unknown) => withStoreDeadline(at, () => messages.throw?.(error) ?? Promise.reject(error)),
+        }),
+      },
+    } as typeof res;
+  };
+}
+
+const GRPC_TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };
+
+/** The client's timeout: `grpc-timeout` (gRPC, gRPC-Web) or `connect-timeout-ms` (Connect). */
+function requestedTimeoutMs(header: Headers): number | undefined {
+  const grpc = header.get("grpc-timeout");
+  const match = grpc === null ? null : /^(\d{1,8})([HMSmun])$/.exec(grpc);
+  if (match) return Number(match[1]) * GRPC_TIMEOUT_UNIT_MS[match[2]!]!;
+  const connect = header.get("connect-timeout-ms");
+  if (connect !== null && /^\d{1,10}$/.test(connect)) return Number(connect);
+  return undefined;
+}

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, unary, type Clients } from "../support/grpc-client.js";
+import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
+import { FaultProxy } from "../support/fault-proxy.js";
+import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { freshPostgresDatabase } from "../support/stores.js";
+
+/**
+ * Issue 12, defect 1: with the database path stalled for several seconds and
+ * then reset, postgres.js wrote a transaction's ROLLBACK to the closed
+ * connection's null socket from a setImmediate, and the uncaught TypeError
+ * ended the process. Writes and reads keep running through the stall.
+ */
+describe("a stalled PostgreSQL connection that is then reset", () => {
+  let sidecar: SidecarProcess;
+  let proxy: FaultProxy;
+  let c: Clients;
+  let drop: () => Promise<void>;
+  const me = newIdentity();
+
+  beforeAll(async () => {
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    proxy = await FaultProxy.for(db.url);
+    sidecar = await startSidecarProcess("pglite", { RECALL_DATABASE_URL: proxy.via(db.url), RECALL_HEALTH_INTERVAL_MS: "200" });
+    c = connect(sidecar.address);
+  });
+  afterAll(async () => {
+    c?.close();
+    await sidecar?.stop();
+    await proxy?.close();
+    await drop?.();
+  });
+
+  it("does not end the sidecar, which serves again afterwards", async () => {
+    let running = true;
+    const load = async () => {
+      while (running) {
+        await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg(), beliefMsg()] }, me, 1000).catch(() => {});
+        await unary(c.memory, "Search", { text: "concise" }, me, 1000).catch(() => {});
+      }
+    };
+    const loops = [load(), load(), load(), load()];
+    await new Promise((r) => setTimeout(r, 1000));
+    proxy.stall();
+    await new Promise((r) => setTimeout(r, 6000));
+    await proxy.restore();
+    await new Promise((r) => setTimeout(r, 2000));
+    running = false;
+    await Promise.all(loops);
+    expect(sidecar.child.exitCode).toBeNull();
+    expect(sidecar.logs()).not.toContain("TypeError");
+    const ok = await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg()] }, me, 5000);
+    expect(ok.written).toBe(1);
+  });
+});

@@ -1,0 +1,151 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { Principal } from "../../src/domain/model.js";
+import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
+import { cachedSnapshotBytes } from "../../src/moments/snapshot.js";
+import type { CachedSnapshot, PipelineDeps } from "../../src/recall/pipeline.js";
+import type { SqlClient } from "../../src/store/sql-client.js";
+import { TraceStore } from "../../src/store/trace-store.js";
+import { rerender } from "../../src/trace/rerender.js";
+import { STORE_KINDS } from "../support/stores.js";
+import { belief, newPrincipal } from "../support/fixtures.js";
+import { capturingLogger, pipelineDeps, requested, runRecall, traceWriter } from "../support/pipeline.js";
+import { recallTrace, useStore } from "./store-helpers.js";
+
+/** The client, noting every statement's text, inside transactions too. */
+function recording(db: SqlClient, statements: string[]): SqlClient {
+  return {
+    ...db,
+    query: (text, params, options) => (statements.push(text), db.query(text, params, options)),
+    transaction: (work) => db.transaction((tx) => work(recording(tx, statements))),
+  };
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+/**
+ * Traces off the critical path: written in batches (one statement for many
+ * traces, of many principals), each still readable only by its own
+ * principal; and a cached snapshot's trace references the render it reuses
+ * instead of storing its ranked list again, while reading back in full.
+ */
+describe.each(STORE_KINDS)("trace batches and reused renders ($kind)", ({ open }) => {
+  const store = useStore(open);
+
+  const rawRow = async (p: Principal, traceId: string) =>
+    (
+      await store().db.query<{ has_ranked: boolean; has_dropped: boolean; reuses: string | null }>(
+        `SELECT ranked IS NOT NULL AS has_ranked, dropped_for_budget IS NOT NULL AS has_dropped, reuses_trace_id::text AS reuses
+         FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = $3`,
+        [p.tenantId, p.principalId, traceId],
+      )
+    )[0];
+
+  it("writes a batch of several principals' traces in one statement, each with its event, each readable only by its owner", async () => {
+    const [a, b] = [newPrincipal(), { ...newPrincipal(), tenantId: "other-tenant" }];
+    const ta = recallTrace({ returned: [] });
+    const tb = recallTrace({ returned: [] });
+    const inserts: string[] = [];
+    const written = await new TraceStore(recording(store().db, inserts)).recordBatch([
+      { principal: a, trace: ta },
+      { principal: b, trace: tb },
+    ]);
+    expect([...written].sort()).toEqual([ta.id, tb.id].sort());
+    expect(inserts.filter((s) => s.includes("INSERT INTO recall_traces"))).toHaveLength(1);
+    expect(await store().getTrace(a, ta.id)).toEqual(ta);
+    expect(await store().getTrace(b, tb.id)).toEqual(tb);
+    // Neither principal reads the other's trace, nor one of another tenant under the same principal id.
+    expect(await store().getTrace(a, tb.id)).toBeNull();
+    expect(await store().getTrace(b, ta.id)).toBeNull();
+    expect(await store().getTrace({ tenantId: b.tenantId, principalId: a.principalId }, ta.id)).toBeNull();
+    expect((await store().traces.recalledEvents(a)).map((e) => e.traceId)).toEqual([ta.id]);
+    expect((await store().traces.recalledEvents(b)).map((e) => e.traceId)).toEqual([tb.id]);
+    // A retry of the same batch writes nothing and adds no event.
+    expect(await store().traces.recordBatch([{ principal: a, trace: ta }, { principal: b, trace: tb }])).toEqual(new Set());
+    expect(await store().traces.recalledEvents(a, { all: true })).toHaveLength(1);
+  });
+
+  describe("a cached snapshot's trace", () => {
+    async function hitAndOriginal() {
+      const p = newPrincipal();
+      await store().putBeliefs(p, [
+        belief({ statement: "Andy prefers concise, prose-first writing." }),
+        belief({ statement: "Andy works from Berlin.", beliefType: "user_model_attr" }),
+        ...Array.from({ length: 50 }, (_, i) => belief({ subject: `service ${i}`, statement: `Service ${i} is deployed weekly.`, beliefType: "project_fact" })),
+      ]);
+      const writer = traceWriter(store(), capturingLogger().logger);
+      const deps: PipelineDeps = {
+        ...pipelineDeps(store(), writer),
+        snapshotCache: new SnapshotCache<CachedSnapshot>(1 << 22, cachedSnapshotBytes),
+      };
+      const original = await runRecall(deps, p, requested({ budgetTokens: 60 }), { kind: "snapshot", sessionId: "s1" });
+      const hit = await runRecall(deps, p, requested({ budgetTokens: 60 }), { kind: "snapshot", sessionId: "s2", turnId: "t2" });
+      expect(original.result.fromCache).toBe(false);
+      expect(hit.result.fromCache).toBe(true);
+      return { p, original, hit, writer };
+    }
+
+    it("stores a reference to the render it reuses, not a copy of its ranked list, and reads back in full", async () => {
+      const { p, original, hit } = await hitAndOriginal();
+      expect(await rawRow(p, original.result.traceId)).toEqual({ has_ranked: true, has_dropped: true, reuses: null });
+      expect(await rawRow(p, hit.result.traceId)).toEqual({ has_ranked: false, has_dropped: false, reuses: original.result.traceId });
+
+      const stored = (await store().getTrace(p, original.result.traceId))!;
+      const back = (await store().getTrace(p, hit.result.traceId))!;
+      expect(stored.ranked!.length).toBeGreaterThan(hit.result.items.length);
+      expect(back.ranked).toEqual(stored.ranked);
+      expect(back.droppedForBudget).toEqual(stored.droppedForBudget);
+      expect(back).toMatchObject({ sessionId: "s2", turnId: "t2", reusesTraceId: original.result.traceId, returned: stored.returned });
+      // Faithful: the hit's own trace re-renders to the bytes it was answered with.
+      expect(back.renderedSha256).toBe(sha256(hit.result.rendered));
+      expect(rerender(back, await store().beliefsById(p, back.returned))).toBe(hit.result.rendered);
+    });
+
+    it("never reads a render of another principal through a reference", async () => {
+      const { p, original } = await hitAndOriginal();
+      const intruder = { tenantId: p.tenantId, principalId: `${p.principalId}-other` };
+      const forged = recallTrace({ moment: "snapshot", reusesTraceId: original.result.traceId, ranked: null, droppedForBudget: null });
+      await store().recordTrace(intruder, forged);
+      const back = (await store().getTrace(intruder, forged.id))!;
+      expect(back.ranked).toBeNull();
+      expect(back.droppedForBudget).toBeNull();
+    });
+
+    it("keeps the render's ranked list while a hit needs it, and gives the hit a copy when the render's session is deleted", async () => {
+      const { p, original, hit } = await hitAndOriginal();
+      const stored = (await store().getTrace(p, original.result.traceId))!;
+      // Past the render's operator window but inside the hit's: the render keeps its list.
+      const between = new Date(stored.operatorFieldsExpireAt.getTime() + 1);
+      await store().db.query(
+        `UPDATE recall_traces SET operator_fields_expire_at = $4::timestamptz WHERE tenant_id = $1 AND principal_id = $2 AND trace_id = $3`,
+        [p.tenantId, p.principalId, hit.result.traceId, new Date(between.getTime() + 3_600_000).toISOString()],
+      );
+      await store().traces.expireOperatorFields(p.tenantId, between, 100);
+      expect((await store().getTrace(p, hit.result.traceId))!.ranked).toEqual(stored.ranked);
+
+      await store().traces.deleteSession(p, "s1");
+      expect(await store().getTrace(p, original.result.traceId)).toBeNull();
+      expect(await rawRow(p, hit.result.traceId)).toEqual({ has_ranked: true, has_dropped: true, reuses: null });
+      expect((await store().getTrace(p, hit.result.traceId))!.ranked).toEqual(stored.ranked);
+
+      // Once the hit's own window passes, its operator fields go like any other's.
+      await store().traces.expireOperatorFields(p.tenantId, new Date(between.getTime() + 7_200_000), 100);
+      expect((await store().getTrace(p, hit.result.traceId))!.ranked).toBeNull();
+    });
+  });
+
+  it("a trace waiting to be written is read from the queue by its own principal only, and settled before a store read", async () => {
+    const p = newPrincipal();
+    await store().putBeliefs(p, [belief({ statement: "Andy keeps bees on the roof." })]);
+    const writer = traceWriter(store(), capturingLogger().logger);
+    const t = recallTrace({ sessionId: "s", moment: "snapshot" });
+    await writer.record(p, t);
+    expect(await store().getTrace(p, t.id)).toBeNull();
+    expect(writer.pending(p, t.id)).toBe(t);
+    expect(writer.pending({ ...p, principalId: `${p.principalId}-other` }, t.id)).toBeUndefined();
+    expect(writer.pending({ ...p, tenantId: `${p.tenantId}-other` }, t.id)).toBeUndefined();
+    await writer.settle(p, (x) => x.sessionId === "s");
+    expect(await store().getTrace(p, t.id)).toEqual(t);
+    expect(writer.pending(p, t.id)).toBeUndefined();
+  });
+});

@@ -7,6 +7,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
+# The build also writes the migrated PGlite template of the ephemeral store (dist/pglite-template.tar).
+COPY sql ./sql
 RUN npm run build
 
 FROM node:20-bookworm-slim AS prod-deps

@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "examples/testing/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     // Each file gets its own process: PGlite instances and sidecar processes never share state.
     pool: "forks",

@@ -33,6 +33,9 @@ const envSchema = z.object({
   RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
   RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
   RECALL_SNAPSHOT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
+  // The in-process principal index: see "The principal index" in the README.
+  RECALL_INDEX_MB: z.coerce.number().min(0).max(65_536).default(512),
+  RECALL_INDEX_HEAD_CHECK_MS: positiveInt.max(3_600_000).default(1_000),
   RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
   RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
   RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
@@ -89,6 +92,8 @@ export interface Config {
   readonly traceOperatorRetentionHours: number;
   /** Upper bound of the in-process snapshot cache, in bytes. */
   readonly snapshotCacheBytes: number;
+  /** The in-process principal index: its byte bound (0 = off) and how long it trusts the tracked head without a check. */
+  readonly principalIndex: { readonly maxBytes: number; readonly headCheckMs: number };
   readonly traces: {
     /** A trace batch write slower than this is logged as slow, and the next batch goes beside it. */
     readonly writeTimeoutMs: number;
@@ -189,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
     snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),
+    principalIndex: Object.freeze({ maxBytes: Math.round(e.RECALL_INDEX_MB * 1024 * 1024), headCheckMs: e.RECALL_INDEX_HEAD_CHECK_MS }),
     traces: Object.freeze({
       writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS,
       retryQueueMax: e.RECALL_TRACE_RETRY_QUEUE_MAX,

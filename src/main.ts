@@ -24,7 +24,7 @@ import { openNotificationClient } from "./store/notification-client.js";
 import { claimLease } from "./store/maintenance-lease.js";
 import { HeadTracker } from "./moments/head-tracker.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
-import { cachedSnapshotBytes } from "./moments/snapshot.js";
+import { cachedSnapshotBytes, snapshotKeyPrefix } from "./moments/snapshot.js";
 import type { CachedSnapshot } from "./recall/pipeline.js";
 import { metricsEndpoint } from "./server/metrics.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
@@ -36,6 +36,7 @@ import { withBreaker } from "./embed/embedder-breaker.js";
 import { EmbeddingBackfill } from "./embed/embedding-backfill.js";
 import type { SemanticSearch } from "./recall/arms/semantic.js";
 import { SemanticStore } from "./store/semantic-store.js";
+import { PrincipalIndexes } from "./principal-index/principal-indexes.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
@@ -77,6 +78,16 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   await heads.start();
   logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
+  const indexes = new PrincipalIndexes(store, {
+    ...config.principalIndex,
+    onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
+  });
+  await indexes.start();
+  // An erased principal's snapshots and index leave memory at once, whichever sidecar erased it.
+  heads.onErased((p) => {
+    snapshotCache.deleteByPrefix(snapshotKeyPrefix(p));
+    indexes.drop(p);
+  });
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
@@ -108,7 +119,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     readMaxBytes: config.limits.readMaxBytes,
     ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
-    fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size })),
+    fallback: metricsEndpoint(() => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size, principalIndex: indexes.stats })),
     interceptors: [
       requestLogInterceptor(logger),
       identityInterceptor(identity.source),
@@ -128,6 +139,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
+        candidates: indexes,
         ...(semantic ? { semantic } : {}),
       });
       router.service(MemoryService, memory);
@@ -138,10 +150,12 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           store,
           clock,
           traces,
-          afterWrite: (p) => {
+          afterWrite: async (p, beliefIds) => {
             heads.forget(p);
             backfill?.wake(p);
+            await indexes.refresh(p, beliefIds);
           },
+          afterErase: (p, position) => heads.erased(p, position),
         }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);
@@ -223,7 +237,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
         // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
-        await Promise.race([heads.stop(), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+        await Promise.race([Promise.all([heads.stop(), indexes.stop()]), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
         await notifications.close();
         await store.db.close();
         logger.info("recall sidecar stopped");

@@ -1,13 +1,10 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import type { JsonValue } from "@bufbuild/protobuf";
 import type { Config } from "../config.js";
-import { InvalidArgumentError } from "../domain/errors.js";
-import type { Belief, Episode } from "../domain/model.js";
-import { BeliefSchema, EpisodeSchema } from "../gen/memory/v1/types_pb.js";
 import { createLogger } from "../logger.js";
-import * as validate from "../server/validate.js";
+import { addRecord, writeBatch, type ImportBatch } from "../store/import-records.js";
 import { openStore } from "../store/open-store.js";
 
 /**
@@ -33,21 +30,13 @@ export async function runImport(config: Config, args: string[]): Promise<number>
     return 2;
   }
   const now = new Date();
-  const beliefs: Belief[] = [];
-  const episodes: Episode[] = [];
+  const batch: ImportBatch = { beliefs: [], episodes: [] };
   let lineNo = 0;
   try {
     for await (const line of createInterface({ input: createReadStream(file, "utf8"), crlfDelay: Infinity })) {
       lineNo += 1;
       if (line.trim() === "") continue;
-      const record = JSON.parse(line) as Record<string, JsonValue>;
-      if (record.belief !== undefined) {
-        beliefs.push(validate.belief(fromJson(BeliefSchema, record.belief), "belief", now));
-      } else if (record.episode !== undefined) {
-        episodes.push(validate.episode(fromJson(EpisodeSchema, record.episode), "episode"));
-      } else {
-        throw new InvalidArgumentError("line", 'must hold a "belief" or an "episode" object');
-      }
+      addRecord(batch, JSON.parse(line) as Record<string, JsonValue>, now);
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -59,17 +48,9 @@ export async function runImport(config: Config, args: string[]): Promise<number>
   const store = await openStore(config.store, logger);
   const principal = { tenantId: values.tenant, principalId: values.principal };
   try {
-    let written = 0;
-    let appended = 0;
-    // Episodes first, so beliefs that cite them find their sources.
-    for (let i = 0; i < episodes.length; i += validate.MAX_BATCH) {
-      appended += (await store.appendEpisodes(principal, episodes.slice(i, i + validate.MAX_BATCH))).appended;
-    }
-    for (let i = 0; i < beliefs.length; i += validate.MAX_BATCH) {
-      written += (await store.putBeliefs(principal, beliefs.slice(i, i + validate.MAX_BATCH))).written;
-    }
+    const { written, appended } = await writeBatch(store, principal, batch);
     await store.analyzeIfEmbedded();
-    process.stdout.write(`imported ${written} beliefs (of ${beliefs.length}) and ${appended} episodes (of ${episodes.length})\n`);
+    process.stdout.write(`imported ${written} beliefs (of ${batch.beliefs.length}) and ${appended} episodes (of ${batch.episodes.length})\n`);
     return 0;
   } finally {
     await store.db.close();

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from "../config.js";
 import { DataDirLockedError } from "../store/data-dir-lock.js";
 import { runDemo } from "./demo.js";
+import { runErase } from "./erase.js";
 import { runEval } from "./eval.js";
 import { runDeleteSession, runEvents, runHints, runPromotions, runSweep } from "./feedback.js";
 import { runHealth } from "./health.js";
@@ -13,7 +14,8 @@ import { runTrace } from "./trace.js";
 const USAGE = `usage: recall <command> [options]
 
 commands:
-  serve                          start the sidecar (configured by RECALL_* environment variables)
+  serve [--ephemeral]            start the sidecar (configured by RECALL_* environment variables);
+                                 --ephemeral: an empty in-memory store (as RECALL_DATA_DIR=memory://)
   demo [--once]                  start on the embedded store, load demo memories, show a snapshot and an
                                  in-turn recall over gRPC; keeps serving unless --once
   import FILE.jsonl --tenant T --principal P
@@ -35,6 +37,7 @@ commands:
   promotions                     carried beliefs the model cited (promotion candidates)
   events [--all]                 the memory.recalled outbox, unpublished events first
   sweep                          run the retention and uncited-utility sweeps once, to completion
+  erase --tenant T --principal P erase everything stored for the principal (ErasePrincipal), one transaction
 
 Commands that read or change a principal's data take --tenant T --principal P, or
 RECALL_TENANT_ID and RECALL_PRINCIPAL_ID; they open the configured store directly. A PGlite
@@ -47,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   switch (command) {
     case "serve":
-      return runServe(config);
+      return runServe(config, args);
     case "demo":
       return runDemo(config, { once: args.includes("--once") });
     case "import":
@@ -70,6 +73,8 @@ async function main(argv: string[]): Promise<number> {
       return runEvents(config, args);
     case "sweep":
       return runSweep(config, args);
+    case "erase":
+      return runErase(config, args);
     case undefined:
     case "help":
     case "--help":

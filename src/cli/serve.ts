@@ -1,11 +1,21 @@
 import type { Config } from "../config.js";
 import { createLogger } from "../logger.js";
 import { startSidecar, type Sidecar } from "../main.js";
+import { EPHEMERAL_DATA_DIR } from "../store/pglite-template.js";
 
-/** Runs the sidecar until SIGTERM or SIGINT, then shuts down gracefully. */
-export async function runServe(config: Config): Promise<number> {
-  const logger = createLogger(config.logLevel);
-  const sidecar = await startSidecar(config, logger);
+/**
+ * Runs the sidecar until SIGTERM or SIGINT, then shuts down gracefully.
+ * `--ephemeral` serves an empty in-memory store, whatever the store settings say.
+ */
+export async function runServe(config: Config, args: readonly string[] = []): Promise<number> {
+  const unknown = args.filter((a) => a !== "--ephemeral");
+  if (unknown.length > 0) {
+    process.stderr.write(`recall serve: unknown argument "${unknown[0]}" (usage: recall serve [--ephemeral])\n`);
+    return 2;
+  }
+  const effective: Config = args.includes("--ephemeral") ? { ...config, store: { kind: "pglite", dataDir: EPHEMERAL_DATA_DIR } } : config;
+  const logger = createLogger(effective.logLevel);
+  const sidecar = await startSidecar(effective, logger);
   await untilSignalled(sidecar, logger);
   // Everything is closed: the process should now exit by itself. A handle some dependency left
   // open (a reconnect timer after an outage, say) must not keep a stopped sidecar alive, so after

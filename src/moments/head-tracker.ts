@@ -1,6 +1,14 @@
 import type { Principal } from "../domain/model.js";
+import { ERASED_MARKER } from "../store/erase-principal.js";
 import { HEAD_CHANNEL, type StoreHead } from "../store/memory-store.js";
 import type { SqlClient } from "../store/sql-client.js";
+
+/**
+ * Told that a principal was erased: everything stored for it up to `position`
+ * was deleted (not superseded), so in-process state derived from it (cached
+ * snapshots, indexes) must be dropped rather than updated by a delta.
+ */
+export type ErasedListener = (p: Principal, position: number) => void;
 
 /**
  * Each principal's store head (the snapshot watermark), known in process, so
@@ -53,6 +61,9 @@ export class HeadTracker {
   private unlisten: (() => Promise<void>) | undefined;
   private started = false;
   private readonly options: HeadTrackerOptions;
+  private readonly erasedListeners = new Set<ErasedListener>();
+  /** The last erasure announced per principal, so this sidecar's own erase is announced once, not again by its NOTIFY. */
+  private readonly lastErased = new Map<string, number>();
 
   /** `store` is the default listener too (a store with `db`), unless `options.listener` says otherwise. */
   constructor(
@@ -122,6 +133,28 @@ export class HeadTracker {
     this.heads.delete(keyOf(p.tenantId, p.principalId));
   }
 
+  /**
+   * Subscribes to erasures of any principal: this sidecar's own (at once) and,
+   * when listening, other sidecars' (through the head NOTIFY, with the
+   * "erased" marker). Each erasure is announced once per position. Returns
+   * the unsubscribe function. (Polling consumers compare
+   * `StoreHead.erasedPosition` with their own position instead.)
+   */
+  onErased(listener: ErasedListener): () => void {
+    this.erasedListeners.add(listener);
+    return () => this.erasedListeners.delete(listener);
+  }
+
+  /** An erasure through this sidecar: the head is forgotten (reloaded on next use) and listeners are told. */
+  erased(p: Principal, position: number): void {
+    this.forget(p);
+    const key = keyOf(p.tenantId, p.principalId);
+    if ((this.lastErased.get(key) ?? -1) >= position) return;
+    this.lastErased.set(key, position);
+    if (this.lastErased.size > this.options.maxPrincipals) this.lastErased.delete(this.lastErased.keys().next().value!);
+    for (const listener of this.erasedListeners) listener(p, position);
+  }
+
   get size(): number {
     return this.heads.size;
   }
@@ -131,18 +164,23 @@ export class HeadTracker {
   }
 
   private onNotify(payload: string): void {
-    let parsed: [string, string, number, string];
+    let parsed: [string, string, number, string, string?];
     try {
-      parsed = JSON.parse(payload) as [string, string, number, string];
+      parsed = JSON.parse(payload) as [string, string, number, string, string?];
     } catch {
       return;
     }
-    const [tenantId, principalId, position, updatedAt] = parsed;
+    const [tenantId, principalId, position, updatedAt, marker] = parsed;
+    if (marker === ERASED_MARKER) {
+      this.erased({ tenantId, principalId }, position);
+      return;
+    }
     const key = keyOf(tenantId, principalId);
     const known = this.heads.get(key);
     // Only principals already asked about are tracked; others load on first use.
     if (known && position > known.head.position) {
-      this.remember(key, { head: { position, updatedAt: new Date(updatedAt) }, at: this.options.now() });
+      const head = { position, updatedAt: new Date(updatedAt), erasedPosition: known.head.erasedPosition };
+      this.remember(key, { head, at: this.options.now() });
     }
   }
 

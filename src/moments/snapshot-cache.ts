@@ -58,6 +58,18 @@ export class SnapshotCache<V> {
     }
   }
 
+  /** Drops every entry whose key starts with `prefix` (an erased principal's snapshots); returns how many. */
+  deleteByPrefix(prefix: string): number {
+    let dropped = 0;
+    for (const [key, entry] of this.entries) {
+      if (!key.startsWith(prefix)) continue;
+      this.entries.delete(key);
+      this.bytes -= entry.bytes;
+      dropped += 1;
+    }
+    return dropped;
+  }
+
   stats(): CacheStats {
     return { hits: this.hits, misses: this.misses, evictions: this.evictions, entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes };
   }

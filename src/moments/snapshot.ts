@@ -53,6 +53,11 @@ export function snapshotCacheKey(
   ]);
 }
 
+/** The start of every snapshotCacheKey of the principal (for dropping them when it is erased). */
+export function snapshotKeyPrefix(principal: Principal): string {
+  return `${JSON.stringify([principal.tenantId, principal.principalId]).slice(0, -1)},`;
+}
+
 /**
  * Approximate heap held by a cached snapshot, for the cache's byte bound. Most
  * of it is the trace's ranked list (every candidate considered, hundreds at

@@ -16,6 +16,7 @@ import { renderCorrections } from "../moments/recall-delta.js";
 import { assembleSnapshot, snapshotCacheKey } from "../moments/snapshot.js";
 import type { SnapshotCache } from "../moments/snapshot-cache.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
+import type { CandidateRouter } from "./candidate-source.js";
 import { assemble } from "./assemble.js";
 import type { ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
@@ -68,6 +69,8 @@ export interface PipelineDeps {
   traceRetentionHours: number;
   /** Where the principal's head (the snapshot watermark) is read: a HeadTracker, or the store itself. */
   heads: { head(p: Principal): Promise<StoreHead> };
+  /** Where the arms read: the principal index when it holds the principal; absent means the SQL source. */
+  candidates?: CandidateRouter;
   snapshotCache?: SnapshotCache<CachedSnapshot>;
   onArmError?: (arm: string, error: unknown) => void;
   /** Fault injection: delay named arms (RECALL_FAULT_ARM_DELAY). */
@@ -110,7 +113,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const cached = cacheKey !== null ? deps.snapshotCache!.get(cacheKey) : undefined;
   if (cached) return await fromCache(deps, run, cached, now);
 
-  const subjectGroups = await store.expandSubjectsEach(run.principal, query.subjects);
+  const source = deps.candidates ? await deps.candidates.sourceFor(run.principal, head) : store.candidates;
+  const subjectGroups = await source.expandSubjectsEach(run.principal, query.subjects);
   // Every name of every named subject (alias-expanded); the groups also serve the escalation check.
   const namedSubjects = [...new Set([...subjectGroups.values()].flat())].sort();
   // Ranking and rendering are pinned to as_of: the query's, or else the time
@@ -134,7 +138,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const deltaAfter = run.kind === "in_turn" && ctx.snapshotWatermark !== null ? ctx.snapshotWatermark : null;
   const arms: RecallArm[] = [
     structuredArm(
-      store,
+      source,
       filter,
       {
         subjects: namedSubjects,
@@ -144,9 +148,9 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       },
       policy.candidateCap,
     ),
-    lexicalArm(store, filter, query.text, namedSubjects, policy),
+    lexicalArm(source, filter, query.text, namedSubjects, policy),
   ];
-  if (deltaAfter !== null) arms.push(deltaArm(store, filter, deltaAfter, policy.candidateCap));
+  if (deltaAfter !== null) arms.push(deltaArm(source, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
   if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, policy.candidateCap));
   const outcomes: ArmOutcome[] = [];
@@ -163,7 +167,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   if (deltaAfter !== null && ctx.sessionId !== "") {
     // The lookup reads the session's snapshot trace: one just handed out may still be queued.
     await deps.traces.settle?.(run.principal, isSnapshotOf(ctx.sessionId), run.deadlineAt - marginMs);
-    corrections = await store.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now);
+    corrections = await source.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now);
   }
 
   // 4. Fuse.

@@ -1,4 +1,5 @@
 import type { CacheStats } from "../moments/snapshot-cache.js";
+import type { IndexStats } from "../principal-index/index-stats.js";
 
 /**
  * GET /metrics in the Prometheus text format, served on the RPC port (over
@@ -8,6 +9,7 @@ import type { CacheStats } from "../moments/snapshot-cache.js";
 export interface MetricsSource {
   snapshotCache: CacheStats;
   trackedHeads: number;
+  principalIndex?: IndexStats;
 }
 
 export function renderMetrics(m: MetricsSource): string {
@@ -20,8 +22,28 @@ export function renderMetrics(m: MetricsSource): string {
     ["recall_snapshot_cache_bytes", "gauge", "Approximate bytes held by the snapshot cache.", c.bytes],
     ["recall_snapshot_cache_max_bytes", "gauge", "The snapshot cache's byte bound.", c.maxBytes],
     ["recall_tracked_heads", "gauge", "Principals whose store head is known in process.", m.trackedHeads],
+    ...indexLines(m.principalIndex),
   ] as const;
   return lines.map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`).join("");
+}
+
+function indexLines(s: IndexStats | undefined): [string, "counter" | "gauge", string, number][] {
+  if (!s) return [];
+  return [
+    ["recall_index_loads_total", "counter", "Principal indexes loaded (first loads and reloads).", s.loads],
+    ["recall_index_load_failures_total", "counter", "Principal index loads that failed.", s.loadFailures],
+    ["recall_index_load_seconds_total", "counter", "Time spent loading principal indexes.", s.loadMsTotal / 1000],
+    ["recall_index_load_seconds_last", "gauge", "Duration of the last principal index load.", s.loadMsLast / 1000],
+    ["recall_index_hits_total", "counter", "Recalls answered from a principal index.", s.hits],
+    ["recall_index_sql_fallbacks_total", "counter", "Recalls answered by SQL because the principal's index was not loaded.", s.sqlFallbacks],
+    ["recall_index_deltas_total", "counter", "Deltas applied to principal indexes.", s.deltas],
+    ["recall_index_head_checks_total", "counter", "Head checks made because the staleness bound passed without news.", s.headChecks],
+    ["recall_index_evictions_total", "counter", "Principal indexes evicted to stay within RECALL_INDEX_MB.", s.evictions],
+    ["recall_index_principals", "gauge", "Principals indexed in process.", s.principals],
+    ["recall_index_beliefs", "gauge", "Beliefs held by the principal indexes.", s.beliefs],
+    ["recall_index_bytes", "gauge", "Approximate bytes held by the principal indexes.", s.bytes],
+    ["recall_index_max_bytes", "gauge", "The principal indexes' byte bound (RECALL_INDEX_MB).", s.maxBytes],
+  ];
 }
 
 export function metricsEndpoint(read: () => MetricsSource) {

@@ -3,6 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   AppendEpisodesResponseSchema,
   DeleteSessionTracesResponseSchema,
+  ErasePrincipalResponseSchema,
   MemoryWriteService,
   PutBeliefsResponseSchema,
   PutSubjectAliasesResponseSchema,
@@ -12,9 +13,11 @@ import {
   SetPersonaEntryResponseSchema,
 } from "../gen/memory/v1/write_service_pb.js";
 import type { Principal } from "../domain/model.js";
+import { erasePrincipal } from "../store/erase-principal.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { deleteSessionTraces } from "../trace/delete-session.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
+import { confirmedErasure } from "./erase-request.js";
 import { principalOf } from "./identity.js";
 import * as validate from "./validate.js";
 
@@ -25,51 +28,57 @@ const CITATION_SETTLE_MS = 2_000;
 export function writeService(deps: {
   store: MemoryStore;
   clock: () => Date;
-  /** Called after every write that may have moved the principal's head. */
-  afterWrite?: (p: Principal) => void;
-  /** Queued traces of a deleted session are dropped, so no retry brings them back; a cited trace still queued is written first. */
-  traces?: Pick<TraceWriter, "forgetSession" | "settle">;
+  /**
+   * Called after every write that may have changed what a recall reads, and
+   * awaited before the write is acknowledged (the principal index catches up
+   * first). `beliefIds`: rows changed without moving the head (citations).
+   */
+  afterWrite?: (p: Principal, beliefIds?: readonly string[]) => void | Promise<void>;
+  /** Called after an erase, with the head position it moved to. */
+  afterErase?: (p: Principal, position: number) => void;
+  /** Queued traces of a deleted session or an erased principal are dropped, so no retry brings them back; a cited trace still queued is written first. */
+  traces?: Pick<TraceWriter, "forgetSession" | "settle" | "forgetPrincipal">;
 }): ServiceImpl<typeof MemoryWriteService> {
   const { store } = deps;
-  const wrote = <T>(p: Principal, result: T): T => {
-    deps.afterWrite?.(p);
+  const wrote = async <T>(p: Principal, result: T, beliefIds?: readonly string[]): Promise<T> => {
+    await deps.afterWrite?.(p, beliefIds);
     return result;
   };
   return {
     async putBeliefs(req, ctx) {
       const beliefs = validate.putBeliefs(req, deps.clock());
-      const { written, position } = wrote(principalOf(ctx), await store.putBeliefs(principalOf(ctx), beliefs));
+      const { written, position } = await wrote(principalOf(ctx), await store.putBeliefs(principalOf(ctx), beliefs));
       return create(PutBeliefsResponseSchema, { written, storePosition: BigInt(position) });
     },
     async appendEpisodes(req, ctx) {
       const episodes = validate.appendEpisodes(req);
-      const { appended, position } = wrote(principalOf(ctx), await store.appendEpisodes(principalOf(ctx), episodes));
+      const { appended, position } = await wrote(principalOf(ctx), await store.appendEpisodes(principalOf(ctx), episodes));
       return create(AppendEpisodesResponseSchema, { appended, storePosition: BigInt(position) });
     },
     async setPersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { position } = wrote(principalOf(ctx), await store.setPersonaEntry(principalOf(ctx), beliefId));
+      const { position } = await wrote(principalOf(ctx), await store.setPersonaEntry(principalOf(ctx), beliefId));
       return create(SetPersonaEntryResponseSchema, { storePosition: BigInt(position) });
     },
     async removePersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { removed, position } = wrote(principalOf(ctx), await store.removePersonaEntry(principalOf(ctx), beliefId));
+      const { removed, position } = await wrote(principalOf(ctx), await store.removePersonaEntry(principalOf(ctx), beliefId));
       return create(RemovePersonaEntryResponseSchema, { removed, storePosition: BigInt(position) });
     },
     async putSubjectAliases(req, ctx) {
       const aliases = validate.subjectAliases(req);
-      const { written } = await store.putSubjectAliases(principalOf(ctx), aliases);
+      const { written } = await wrote(principalOf(ctx), await store.putSubjectAliases(principalOf(ctx), aliases));
       return create(PutSubjectAliasesResponseSchema, { written });
     },
     async recordCitations(req, ctx) {
       const { traceId, beliefIds, turnId } = validate.citations(req);
       await deps.traces?.settle(principalOf(ctx), (t) => t.id === traceId, Date.now() + (ctx.timeoutMs() ?? CITATION_SETTLE_MS));
-      const { recorded } = await store.recordCitations(principalOf(ctx), traceId, beliefIds, turnId);
+      const { recorded } = await wrote(principalOf(ctx), await store.recordCitations(principalOf(ctx), traceId, beliefIds, turnId), beliefIds);
       return create(RecordCitationsResponseSchema, { recorded });
     },
     async rejectBelief(req, ctx) {
       const rejection = validate.rejection(req, deps.clock());
-      const { position } = wrote(principalOf(ctx), await store.rejectBelief(principalOf(ctx), rejection));
+      const { position } = await wrote(principalOf(ctx), await store.rejectBelief(principalOf(ctx), rejection));
       return create(RejectBeliefResponseSchema, { storePosition: BigInt(position) });
     },
     async deleteSessionTraces(req, ctx) {
@@ -80,6 +89,13 @@ export function writeService(deps: {
         citationsDeleted: deleted.citations,
         eventsDeleted: deleted.events,
       });
+    },
+    async erasePrincipal(req, ctx) {
+      const principal = confirmedErasure(req, principalOf(ctx));
+      await deps.traces?.forgetPrincipal(principal);
+      const { deleted, position } = await erasePrincipal(store.db, principal);
+      deps.afterErase?.(principal, position);
+      return create(ErasePrincipalResponseSchema, { deleted, storePosition: BigInt(position) });
     },
   };
 }

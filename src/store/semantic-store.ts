@@ -6,7 +6,7 @@ import { vectorLiteral } from "../embed/embedder.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
 import { BELIEF_COLUMNS, beliefFromRow } from "./belief-rows.js";
 import { eligibilitySql } from "./eligibility-sql.js";
-import type { ArmCandidate } from "./memory-store.js";
+import type { ArmCandidate } from "../recall/candidate-source.js";
 import { MIGRATIONS_DIR } from "./migrate.js";
 import { fleetScan } from "./fleet-scan.js";
 import type { QueryOptions, SqlClient } from "./sql-client.js";

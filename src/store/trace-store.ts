@@ -2,6 +2,7 @@ import type { ConfidenceBand, Moment, Principal, RecallTrace, SensitivityLevel }
 import { FEEDBACK, recallMisses, type AskedSubject } from "../trace/feedback.js";
 import { recalledEvent, type RecalledEvent } from "../trace/recalled-event.js";
 import type { ShownBelief, TurnTrace } from "../trace/user-view.js";
+import { ROWS_CHANNEL } from "./belief-writes.js";
 import { fleetScan } from "./fleet-scan.js";
 import type { Row, SqlClient } from "./sql-client.js";
 import { INSERT_TRACES, TRACE_COLUMNS, TRACE_FROM, traceFromRow, traceRecord } from "./trace-rows.js";
@@ -284,14 +285,21 @@ export class TraceStore {
          UPDATE beliefs b SET utility = (1 + b.utility) * power(1 - $3::float8, u.n) - 1
          FROM uncited u
          WHERE b.tenant_id = $5 AND b.principal_id = u.principal_id AND b.belief_id = u.belief_id
-         RETURNING 1
+         RETURNING b.tenant_id, b.principal_id, b.belief_id
+       ),
+       -- Utility changed without the head moving: in-process indexes re-read these rows.
+       notified AS (
+         SELECT pg_notify('${ROWS_CHANNEL}', json_build_array(c.tenant_id, c.principal_id,
+           CASE WHEN count(*) <= 150 THEN array_agg(c.belief_id::text ORDER BY c.belief_id) END)::text)
+         FROM charged c GROUP BY c.tenant_id, c.principal_id
        ),
        settled AS (
          UPDATE recall_traces t SET feedback_settled_at = $4::timestamptz
          FROM due d WHERE t.tenant_id = $5 AND t.principal_id = d.principal_id AND t.trace_id = d.trace_id
          RETURNING 1
        )
-       SELECT (SELECT count(*) FROM settled)::int AS traces, (SELECT count(*) FROM charged)::int AS beliefs`,
+       SELECT (SELECT count(*) FROM settled)::int AS traces, (SELECT count(*) FROM charged)::int AS beliefs,
+         (SELECT count(*) FROM notified)::int AS notified`,
       [cutoff.toISOString(), limit, loss, now.toISOString(), tenantId],
     );
     return { traces: Number(rows[0]?.traces ?? 0), beliefs: Number(rows[0]?.beliefs ?? 0) };

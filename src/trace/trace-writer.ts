@@ -171,16 +171,25 @@ export class TraceWriter implements TraceRecorder {
    * for so the delete that follows sees them.
    */
   async forgetSession(principal: Principal, sessionId: string): Promise<number> {
-    const ofSession = (i: Pending) => samePrincipal(i.principal, principal) && i.trace.sessionId === sessionId;
+    return this.forgetWhere(principal, (s) => s === sessionId);
+  }
+
+  /** The same for every session of the principal: run before it is erased. */
+  async forgetPrincipal(principal: Principal): Promise<number> {
+    return this.forgetWhere(principal, () => true);
+  }
+
+  private async forgetWhere(principal: Principal, sessionMatches: (sessionId: string) => boolean): Promise<number> {
+    const matches = (i: Pending) => samePrincipal(i.principal, principal) && sessionMatches(i.trace.sessionId);
     let forgotten = 0;
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const item = this.queue[i]!;
-      if (!ofSession(item)) continue;
+      if (!matches(item)) continue;
       this.queue.splice(i, 1);
       this.unwritten.delete(item.trace.id);
       forgotten += 1;
     }
-    if ([...this.unwritten.values()].some(ofSession)) await Promise.all([...this.writing]);
+    if ([...this.unwritten.values()].some(matches)) await Promise.all([...this.writing]);
     return forgotten;
   }
 

@@ -1,8 +1,8 @@
 import { connect as http2Connect } from "node:http2";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, unary, type Clients } from "../support/grpc-client.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { connect, unary } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
-import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { useSidecar } from "../support/local-sidecar.js";
 
 /**
  * Responses are never compressed, whatever the client accepts: they go to an
@@ -12,21 +12,13 @@ import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-pro
  */
 
 describe("response compression (pglite)", () => {
-  let sidecar: SidecarProcess;
-  let c: Clients;
+  const { sidecar, c } = useSidecar("pglite");
   const me = newIdentity();
-
   beforeAll(async () => {
-    sidecar = await startSidecarProcess("pglite");
-    c = connect(sidecar.address);
     const beliefs = Array.from({ length: 12 }, (_, i) =>
       beliefMsg({ subject: `service-${i}`, statement: `service-${i} deploys to the staging cluster after CI passes on main, on weekdays only, number ${i}.` }),
     );
     await unary(c.write, "PutBeliefs", { beliefs }, me);
-  });
-  afterAll(async () => {
-    c?.close();
-    expect(await sidecar?.stop()).toBe(0);
   });
 
   it("answers gRPC uncompressed to a client that accepts gzip", async () => {

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, failure, grpc, metadata, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
+import { describe, expect, it } from "vitest";
+import { failure, grpc, metadata, serverStream, unary, type Json } from "../support/grpc-client.js";
 import { beliefMsg, episodeMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
-import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { useSidecar } from "../support/local-sidecar.js";
 
 /**
  * Deliberate lookup (Search, the memory.search@2.1.0 tool), historical
@@ -22,17 +22,7 @@ function lengthDelimited(field: number, text: string): Buffer {
 }
 
 describe.each(["pglite", "postgres"] as const)("search, history and episodes over gRPC (%s)", (kind) => {
-  let sidecar: SidecarProcess;
-  let c: Clients;
-
-  beforeAll(async () => {
-    sidecar = await startSidecarProcess(kind);
-    c = connect(sidecar.address);
-  });
-  afterAll(async () => {
-    c?.close();
-    expect(await sidecar?.stop()).toBe(0);
-  });
+  const { sidecar, c } = useSidecar(kind);
 
   const search = (identity: Json, request: Json, extra: Record<string, string> = {}) =>
     new Promise<Json>((resolve, reject) => {

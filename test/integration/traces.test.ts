@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, failure, grpc, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
+import { describe, expect, it } from "vitest";
+import { failure, grpc, serverStream, unary, type Json } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
-import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { useSidecar } from "../support/local-sidecar.js";
 
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
@@ -12,17 +12,7 @@ const sha256 = (text: string) => createHash("sha256").update(text, "utf8").diges
  * path, and the correction-durability gate across a re-derivation.
  */
 describe.each(["pglite", "postgres"] as const)("traces over gRPC (%s)", (kind) => {
-  let sidecar: SidecarProcess;
-  let c: Clients;
-
-  beforeAll(async () => {
-    sidecar = await startSidecarProcess(kind);
-    c = connect(sidecar.address);
-  });
-  afterAll(async () => {
-    c?.close();
-    expect(await sidecar?.stop()).toBe(0);
-  });
+  const { sidecar, c } = useSidecar(kind);
 
   const recall = async (identity: Json, request: Json): Promise<Json> => {
     const events = await serverStream(c.memory, "Recall", request, identity);

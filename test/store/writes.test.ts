@@ -28,7 +28,7 @@ describe.each(STORE_KINDS)("store writes ($kind)", ({ open }) => {
 
   it("moves the head once per write transaction, not once per row", async () => {
     const p = newPrincipal();
-    expect(await store().head(p)).toEqual({ position: 0, updatedAt: null });
+    expect(await store().head(p)).toEqual({ position: 0, updatedAt: null, erasedPosition: null });
     const batch = [belief(), belief(), belief()];
     expect(await store().putBeliefs(p, batch)).toEqual({ written: 3, position: 1 });
     const back = await store().beliefsById(p, batch.map((b) => b.beliefId));
@@ -100,7 +100,7 @@ describe.each(STORE_KINDS)("store writes ($kind)", ({ open }) => {
   it("a failing first batch of a new principal leaves it without a head", async () => {
     const p = newPrincipal();
     await expect(store().putBeliefs(p, [belief(), belief({ sensitivity: 9 as never })])).rejects.toThrow();
-    expect(await store().head(p)).toEqual({ position: 0, updatedAt: null });
+    expect(await store().head(p)).toEqual({ position: 0, updatedAt: null, erasedPosition: null });
   });
 
   it("concurrent writes of one principal get distinct, consecutive positions", async () => {
@@ -150,7 +150,7 @@ describe.each(STORE_KINDS)("store writes ($kind)", ({ open }) => {
     await store().removePersonaEntry(p, randomUUID());
     await store().putBeliefs(p, []);
     await store().appendEpisodes(p, []);
-    expect(await store().head(p)).toEqual({ position: 0, updatedAt: null });
+    expect(await store().head(p)).toEqual({ position: 0, updatedAt: null, erasedPosition: null });
   });
 
   it("setPersonaEntry on an unknown belief is NotFound and moves nothing", async () => {

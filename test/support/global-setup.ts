@@ -2,8 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { loadMigrations, migrate } from "../../src/store/migrate.js";
-import { createPgliteClient, openPglite } from "../../src/store/pglite-client.js";
+import { buildPgliteTemplate } from "../../src/store/pglite-template.js";
 
 /**
  * Creating and migrating a PGlite database takes seconds, so it is done once
@@ -12,12 +11,9 @@ import { createPgliteClient, openPglite } from "../../src/store/pglite-client.js
  */
 export default async function setup(project: TestProject) {
   const dir = await mkdtemp(join(tmpdir(), "recall-template-"));
-  const db = await openPglite(undefined);
-  await migrate(createPgliteClient(db), await loadMigrations());
-  const dump = await db.dumpDataDir("none");
+  const dump = await buildPgliteTemplate();
   const path = join(dir, "template.tar");
   await writeFile(path, Buffer.from(await dump.arrayBuffer()));
-  await db.close();
   project.provide("pgliteTemplate", path);
   return async () => {
     await rm(dir, { recursive: true, force: true });

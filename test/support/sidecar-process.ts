@@ -39,12 +39,13 @@ export async function startSidecarProcess(
   kind: SidecarStoreKind,
   env: Record<string, string> = {},
   owned: OwnedStorage = {},
+  serveArgs: readonly string[] = [],
 ): Promise<SidecarProcess> {
   const dataDir = owned.dataDir ?? (await mkdtemp(join(tmpdir(), "recall-it-")));
   const database =
     kind === "pglite" ? undefined : owned.databaseUrl ? { url: owned.databaseUrl, drop: async () => {} } : await freshPostgresDatabase();
   const pooler = kind === "pgbouncer" ? await startPgBouncer(database!.url) : undefined;
-  const child = spawn(process.execPath, [CLI, "serve"], {
+  const child = spawn(process.execPath, [CLI, "serve", ...serveArgs], {
     env: {
       PATH: process.env.PATH ?? "",
       RECALL_PORT: "0",

@@ -11,7 +11,7 @@ function source() {
   return Object.assign(state, {
     async head(): Promise<StoreHead> {
       state.reads += 1;
-      return { position: state.position, updatedAt: null };
+      return { position: state.position, updatedAt: null, erasedPosition: null };
     },
   });
 }

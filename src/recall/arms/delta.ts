@@ -1,5 +1,5 @@
 import type { EligibilityFilter } from "../hard-filter.js";
-import type { MemoryStore } from "../../store/memory-store.js";
+import type { CandidateSource } from "../candidate-source.js";
 import type { RecallArm } from "./arm.js";
 
 /**
@@ -7,11 +7,11 @@ import type { RecallArm } from "./arm.js";
  * beliefs created, reinforced or superseded after the snapshot was taken,
  * which the frozen snapshot cannot show. A minimum-position bound, no anchors.
  */
-export function deltaArm(store: MemoryStore, filter: EligibilityFilter, afterPosition: number, cap: number): RecallArm {
+export function deltaArm(source: CandidateSource, filter: EligibilityFilter, afterPosition: number, cap: number): RecallArm {
   return {
     name: "delta",
     async run(signal) {
-      return store.deltaCandidates(filter, afterPosition, cap, { signal });
+      return source.deltaCandidates(filter, afterPosition, cap, { signal });
     },
   };
 }

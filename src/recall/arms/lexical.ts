@@ -1,5 +1,5 @@
 import type { EligibilityFilter } from "../hard-filter.js";
-import type { MemoryStore } from "../../store/memory-store.js";
+import type { CandidateSource } from "../candidate-source.js";
 import type { RetrievalPolicy } from "../policy.js";
 import { dateMentions, lexicalTerms, namedPhrases, nameLikeWords } from "../query-former.js";
 import type { RecallArm } from "./arm.js";
@@ -14,7 +14,7 @@ import type { RecallArm } from "./arm.js";
  * year, are boosted (policy.lexical).
  */
 export function lexicalArm(
-  store: MemoryStore,
+  source: CandidateSource,
   filter: EligibilityFilter,
   text: string | null,
   namedSubjects: readonly string[],
@@ -26,7 +26,7 @@ export function lexicalArm(
       const terms = lexicalTerms(text);
       if (terms.length === 0) return [];
       const { trigram, ...scoring } = policy.lexical;
-      const resolved = await store.resolveNamedSubjects(
+      const resolved = await source.resolveNamedSubjects(
         filter,
         namedPhrases(text),
         nameLikeWords(text, trigram.minWordLength),
@@ -34,7 +34,7 @@ export function lexicalArm(
         { signal },
       );
       const corrected = resolved.fuzzy.flatMap((name) => lexicalTerms(name)).filter((t) => !terms.includes(t));
-      return store.lexicalCandidates(
+      return source.lexicalCandidates(
         filter,
         {
           terms: [...terms, ...new Set(corrected)],

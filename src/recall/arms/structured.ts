@@ -1,5 +1,5 @@
 import type { EligibilityFilter } from "../hard-filter.js";
-import type { MemoryStore, StructuredAnchors } from "../../store/memory-store.js";
+import type { CandidateSource, StructuredAnchors } from "../candidate-source.js";
 import type { RecallArm } from "./arm.js";
 
 /**
@@ -8,12 +8,12 @@ import type { RecallArm } from "./arm.js";
  * it is skipped, except for the core profile, where the durable types are the
  * anchors (the snapshot has no query text).
  */
-export function structuredArm(store: MemoryStore, filter: EligibilityFilter, anchors: StructuredAnchors, cap: number): RecallArm {
+export function structuredArm(source: CandidateSource, filter: EligibilityFilter, anchors: StructuredAnchors, cap: number): RecallArm {
   return {
     name: "structured",
     async run(signal) {
       if (anchors.subjects.length === 0 && anchors.types.length === 0 && !anchors.owned) return [];
-      return store.structuredCandidates(filter, anchors, cap, { signal });
+      return source.structuredCandidates(filter, anchors, cap, { signal });
     },
   };
 }

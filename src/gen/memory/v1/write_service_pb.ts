@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/write_service.proto.
  */
 export const file_memory_v1_write_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1tZW1vcnkvdjEvd3JpdGVfc2VydmljZS5wcm90bxIJbWVtb3J5LnYxIjcKEVB1dEJlbGllZnNSZXF1ZXN0EiIKB2JlbGllZnMYASADKAsyES5tZW1vcnkudjEuQmVsaWVmIj0KElB1dEJlbGllZnNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFEhYKDnN0b3JlX3Bvc2l0aW9uGAIgASgDIj0KFUFwcGVuZEVwaXNvZGVzUmVxdWVzdBIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlIkIKFkFwcGVuZEVwaXNvZGVzUmVzcG9uc2USEAoIYXBwZW5kZWQYASABKAUSFgoOc3RvcmVfcG9zaXRpb24YAiABKAMiKwoWU2V0UGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiMQoXU2V0UGVyc29uYUVudHJ5UmVzcG9uc2USFgoOc3RvcmVfcG9zaXRpb24YASABKAMiLgoZUmVtb3ZlUGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiRQoaUmVtb3ZlUGVyc29uYUVudHJ5UmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCBIWCg5zdG9yZV9wb3NpdGlvbhgCIAEoAyIuCgxTdWJqZWN0QWxpYXMSDQoFYWxpYXMYASABKAkSDwoHc3ViamVjdBgCIAEoCSJEChhQdXRTdWJqZWN0QWxpYXNlc1JlcXVlc3QSKAoHYWxpYXNlcxgBIAMoCzIXLm1lbW9yeS52MS5TdWJqZWN0QWxpYXMiLAoZUHV0U3ViamVjdEFsaWFzZXNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFIk8KFlJlY29yZENpdGF0aW9uc1JlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkSEgoKYmVsaWVmX2lkcxgCIAMoCRIPCgd0dXJuX2lkGAMgASgJIisKF1JlY29yZENpdGF0aW9uc1Jlc3BvbnNlEhAKCHJlY29yZGVkGAEgASgFIqwBChNSZWplY3RCZWxpZWZSZXF1ZXN0EhQKDHJlamVjdGlvbl9pZBgBIAEoCRIRCgliZWxpZWZfaWQYAiABKAkSJgoEa2luZBgDIAEoDjIYLm1lbW9yeS52MS5SZWplY3Rpb25LaW5kEiUKCmNvcnJlY3Rpb24YBCABKAsyES5tZW1vcnkudjEuQmVsaWVmEg0KBXNjb3BlGAUgASgJEg4KBnJlYXNvbhgGIAEoCSIuChRSZWplY3RCZWxpZWZSZXNwb25zZRIWCg5zdG9yZV9wb3NpdGlvbhgBIAEoAyIwChpEZWxldGVTZXNzaW9uVHJhY2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJImgKG0RlbGV0ZVNlc3Npb25UcmFjZXNSZXNwb25zZRIWCg50cmFjZXNfZGVsZXRlZBgBIAEoBRIZChFjaXRhdGlvbnNfZGVsZXRlZBgCIAEoBRIWCg5ldmVudHNfZGVsZXRlZBgDIAEoBSqFAQoNUmVqZWN0aW9uS2luZBIeChpSRUpFQ1RJT05fS0lORF9VTlNQRUNJRklFRBAAEhsKF1JFSkVDVElPTl9LSU5EX05PVF9UUlVFEAESGgoWUkVKRUNUSU9OX0tJTkRfQ0hBTkdFRBACEhsKF1JFSkVDVElPTl9LSU5EX05PVF9IRVJFEAMy5AUKEk1lbW9yeVdyaXRlU2VydmljZRJJCgpQdXRCZWxpZWZzEhwubWVtb3J5LnYxLlB1dEJlbGllZnNSZXF1ZXN0Gh0ubWVtb3J5LnYxLlB1dEJlbGllZnNSZXNwb25zZRJVCg5BcHBlbmRFcGlzb2RlcxIgLm1lbW9yeS52MS5BcHBlbmRFcGlzb2Rlc1JlcXVlc3QaIS5tZW1vcnkudjEuQXBwZW5kRXBpc29kZXNSZXNwb25zZRJYCg9TZXRQZXJzb25hRW50cnkSIS5tZW1vcnkudjEuU2V0UGVyc29uYUVudHJ5UmVxdWVzdBoiLm1lbW9yeS52MS5TZXRQZXJzb25hRW50cnlSZXNwb25zZRJhChJSZW1vdmVQZXJzb25hRW50cnkSJC5tZW1vcnkudjEuUmVtb3ZlUGVyc29uYUVudHJ5UmVxdWVzdBolLm1lbW9yeS52MS5SZW1vdmVQZXJzb25hRW50cnlSZXNwb25zZRJeChFQdXRTdWJqZWN0QWxpYXNlcxIjLm1lbW9yeS52MS5QdXRTdWJqZWN0QWxpYXNlc1JlcXVlc3QaJC5tZW1vcnkudjEuUHV0U3ViamVjdEFsaWFzZXNSZXNwb25zZRJYCg9SZWNvcmRDaXRhdGlvbnMSIS5tZW1vcnkudjEuUmVjb3JkQ2l0YXRpb25zUmVxdWVzdBoiLm1lbW9yeS52MS5SZWNvcmRDaXRhdGlvbnNSZXNwb25zZRJPCgxSZWplY3RCZWxpZWYSHi5tZW1vcnkudjEuUmVqZWN0QmVsaWVmUmVxdWVzdBofLm1lbW9yeS52MS5SZWplY3RCZWxpZWZSZXNwb25zZRJkChNEZWxldGVTZXNzaW9uVHJhY2VzEiUubWVtb3J5LnYxLkRlbGV0ZVNlc3Npb25UcmFjZXNSZXF1ZXN0GiYubWVtb3J5LnYxLkRlbGV0ZVNlc3Npb25UcmFjZXNSZXNwb25zZWIGcHJvdG8z", [file_memory_v1_types]);
+  fileDesc("Ch1tZW1vcnkvdjEvd3JpdGVfc2VydmljZS5wcm90bxIJbWVtb3J5LnYxIjcKEVB1dEJlbGllZnNSZXF1ZXN0EiIKB2JlbGllZnMYASADKAsyES5tZW1vcnkudjEuQmVsaWVmIj0KElB1dEJlbGllZnNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFEhYKDnN0b3JlX3Bvc2l0aW9uGAIgASgDIj0KFUFwcGVuZEVwaXNvZGVzUmVxdWVzdBIkCghlcGlzb2RlcxgBIAMoCzISLm1lbW9yeS52MS5FcGlzb2RlIkIKFkFwcGVuZEVwaXNvZGVzUmVzcG9uc2USEAoIYXBwZW5kZWQYASABKAUSFgoOc3RvcmVfcG9zaXRpb24YAiABKAMiKwoWU2V0UGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiMQoXU2V0UGVyc29uYUVudHJ5UmVzcG9uc2USFgoOc3RvcmVfcG9zaXRpb24YASABKAMiLgoZUmVtb3ZlUGVyc29uYUVudHJ5UmVxdWVzdBIRCgliZWxpZWZfaWQYASABKAkiRQoaUmVtb3ZlUGVyc29uYUVudHJ5UmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCBIWCg5zdG9yZV9wb3NpdGlvbhgCIAEoAyIuCgxTdWJqZWN0QWxpYXMSDQoFYWxpYXMYASABKAkSDwoHc3ViamVjdBgCIAEoCSJEChhQdXRTdWJqZWN0QWxpYXNlc1JlcXVlc3QSKAoHYWxpYXNlcxgBIAMoCzIXLm1lbW9yeS52MS5TdWJqZWN0QWxpYXMiLAoZUHV0U3ViamVjdEFsaWFzZXNSZXNwb25zZRIPCgd3cml0dGVuGAEgASgFIk8KFlJlY29yZENpdGF0aW9uc1JlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkSEgoKYmVsaWVmX2lkcxgCIAMoCRIPCgd0dXJuX2lkGAMgASgJIisKF1JlY29yZENpdGF0aW9uc1Jlc3BvbnNlEhAKCHJlY29yZGVkGAEgASgFIqwBChNSZWplY3RCZWxpZWZSZXF1ZXN0EhQKDHJlamVjdGlvbl9pZBgBIAEoCRIRCgliZWxpZWZfaWQYAiABKAkSJgoEa2luZBgDIAEoDjIYLm1lbW9yeS52MS5SZWplY3Rpb25LaW5kEiUKCmNvcnJlY3Rpb24YBCABKAsyES5tZW1vcnkudjEuQmVsaWVmEg0KBXNjb3BlGAUgASgJEg4KBnJlYXNvbhgGIAEoCSIuChRSZWplY3RCZWxpZWZSZXNwb25zZRIWCg5zdG9yZV9wb3NpdGlvbhgBIAEoAyIwChpEZWxldGVTZXNzaW9uVHJhY2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJImgKG0RlbGV0ZVNlc3Npb25UcmFjZXNSZXNwb25zZRIWCg50cmFjZXNfZGVsZXRlZBgBIAEoBRIZChFjaXRhdGlvbnNfZGVsZXRlZBgCIAEoBRIWCg5ldmVudHNfZGVsZXRlZBgDIAEoBSJAChVFcmFzZVByaW5jaXBhbFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhQKDHByaW5jaXBhbF9pZBgCIAEoCSKhAQoWRXJhc2VQcmluY2lwYWxSZXNwb25zZRI/CgdkZWxldGVkGAEgAygLMi4ubWVtb3J5LnYxLkVyYXNlUHJpbmNpcGFsUmVzcG9uc2UuRGVsZXRlZEVudHJ5EhYKDnN0b3JlX3Bvc2l0aW9uGAIgASgDGi4KDERlbGV0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBKoUBCg1SZWplY3Rpb25LaW5kEh4KGlJFSkVDVElPTl9LSU5EX1VOU1BFQ0lGSUVEEAASGwoXUkVKRUNUSU9OX0tJTkRfTk9UX1RSVUUQARIaChZSRUpFQ1RJT05fS0lORF9DSEFOR0VEEAISGwoXUkVKRUNUSU9OX0tJTkRfTk9UX0hFUkUQAzK7BgoSTWVtb3J5V3JpdGVTZXJ2aWNlEkkKClB1dEJlbGllZnMSHC5tZW1vcnkudjEuUHV0QmVsaWVmc1JlcXVlc3QaHS5tZW1vcnkudjEuUHV0QmVsaWVmc1Jlc3BvbnNlElUKDkFwcGVuZEVwaXNvZGVzEiAubWVtb3J5LnYxLkFwcGVuZEVwaXNvZGVzUmVxdWVzdBohLm1lbW9yeS52MS5BcHBlbmRFcGlzb2Rlc1Jlc3BvbnNlElgKD1NldFBlcnNvbmFFbnRyeRIhLm1lbW9yeS52MS5TZXRQZXJzb25hRW50cnlSZXF1ZXN0GiIubWVtb3J5LnYxLlNldFBlcnNvbmFFbnRyeVJlc3BvbnNlEmEKElJlbW92ZVBlcnNvbmFFbnRyeRIkLm1lbW9yeS52MS5SZW1vdmVQZXJzb25hRW50cnlSZXF1ZXN0GiUubWVtb3J5LnYxLlJlbW92ZVBlcnNvbmFFbnRyeVJlc3BvbnNlEl4KEVB1dFN1YmplY3RBbGlhc2VzEiMubWVtb3J5LnYxLlB1dFN1YmplY3RBbGlhc2VzUmVxdWVzdBokLm1lbW9yeS52MS5QdXRTdWJqZWN0QWxpYXNlc1Jlc3BvbnNlElgKD1JlY29yZENpdGF0aW9ucxIhLm1lbW9yeS52MS5SZWNvcmRDaXRhdGlvbnNSZXF1ZXN0GiIubWVtb3J5LnYxLlJlY29yZENpdGF0aW9uc1Jlc3BvbnNlEk8KDFJlamVjdEJlbGllZhIeLm1lbW9yeS52MS5SZWplY3RCZWxpZWZSZXF1ZXN0Gh8ubWVtb3J5LnYxLlJlamVjdEJlbGllZlJlc3BvbnNlEmQKE0RlbGV0ZVNlc3Npb25UcmFjZXMSJS5tZW1vcnkudjEuRGVsZXRlU2Vzc2lvblRyYWNlc1JlcXVlc3QaJi5tZW1vcnkudjEuRGVsZXRlU2Vzc2lvblRyYWNlc1Jlc3BvbnNlElUKDkVyYXNlUHJpbmNpcGFsEiAubWVtb3J5LnYxLkVyYXNlUHJpbmNpcGFsUmVxdWVzdBohLm1lbW9yeS52MS5FcmFzZVByaW5jaXBhbFJlc3BvbnNlYgZwcm90bzM", [file_memory_v1_types]);
 
 /**
  * @generated from message memory.v1.PutBeliefsRequest
@@ -412,6 +412,61 @@ export const DeleteSessionTracesResponseSchema: GenMessage<DeleteSessionTracesRe
   messageDesc(file_memory_v1_write_service, 16);
 
 /**
+ * @generated from message memory.v1.ErasePrincipalRequest
+ */
+export type ErasePrincipalRequest = Message<"memory.v1.ErasePrincipalRequest"> & {
+  /**
+   * Required, as a confirmation: the caller's own tenant and principal ids
+   * (the x-tenant-id and x-principal-id metadata), repeated. Any other value
+   * is PERMISSION_DENIED: a principal can only erase itself.
+   *
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: string principal_id = 2;
+   */
+  principalId: string;
+};
+
+/**
+ * Describes the message memory.v1.ErasePrincipalRequest.
+ * Use `create(ErasePrincipalRequestSchema)` to create a new message.
+ */
+export const ErasePrincipalRequestSchema: GenMessage<ErasePrincipalRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_write_service, 17);
+
+/**
+ * @generated from message memory.v1.ErasePrincipalResponse
+ */
+export type ErasePrincipalResponse = Message<"memory.v1.ErasePrincipalResponse"> & {
+  /**
+   * Rows deleted, by table: beliefs, episodes, subject_aliases,
+   * persona_entries, rejections, recall_traces, citations, recalled_events,
+   * rederivation_hints, principal_lexicon and (with the semantic arm's
+   * storage) belief_embeddings. Every table is listed, 0 included.
+   *
+   * @generated from field: map<string, int32> deleted = 1;
+   */
+  deleted: { [key: string]: number };
+
+  /**
+   * The principal's store position after the erase (the new snapshot watermark).
+   *
+   * @generated from field: int64 store_position = 2;
+   */
+  storePosition: bigint;
+};
+
+/**
+ * Describes the message memory.v1.ErasePrincipalResponse.
+ * Use `create(ErasePrincipalResponseSchema)` to create a new message.
+ */
+export const ErasePrincipalResponseSchema: GenMessage<ErasePrincipalResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_write_service, 18);
+
+/**
  * What the user means by "this is wrong".
  *
  * @generated from enum memory.v1.RejectionKind
@@ -542,6 +597,22 @@ export const MemoryWriteService: GenService<{
     methodKind: "unary";
     input: typeof DeleteSessionTracesRequestSchema;
     output: typeof DeleteSessionTracesResponseSchema;
+  },
+  /**
+   * Erase everything stored for the calling principal, in one transaction:
+   * beliefs, episodes, aliases, persona entries, rejections, traces,
+   * citations, memory.recalled events, re-derivation hints, lexical
+   * statistics and embeddings. Other principals and tenants are untouched.
+   * The store head moves forward (it is never reset), so no cached snapshot
+   * of the erased memory is served again, here or by another sidecar on the
+   * same database. Idempotent: erasing again deletes nothing more.
+   *
+   * @generated from rpc memory.v1.MemoryWriteService.ErasePrincipal
+   */
+  erasePrincipal: {
+    methodKind: "unary";
+    input: typeof ErasePrincipalRequestSchema;
+    output: typeof ErasePrincipalResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memory_v1_write_service, 0);

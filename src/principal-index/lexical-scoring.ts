@@ -1,0 +1,107 @@
+import type { ArmCandidate, LexicalQuery } from "../recall/candidate-source.js";
+import type { IndexedBelief } from "./loading.js";
+import { roundLikePostgres } from "./pg-numeric.js";
+import type { Postings } from "./postings.js";
+
+/**
+ * The lexical arm's BM25F over the index, step for step as the SQL arm
+ * computes it (store/sql-candidates.ts lexicalCandidates), so both give the
+ * same candidates and the same scores:
+ *  1. matched: eligible beliefs holding any query lexeme;
+ *  2. idf per lexeme from its document frequency among the matched;
+ *  3. the prescoreCap matches with the highest summed idf (rounded to 12
+ *     places as numeric, ties by id) are scored exactly;
+ *  4. BM25F with per-field weights on tf and length, collection totals over
+ *     all of the principal's beliefs; named-subject and date boosts; rounded.
+ * The float operations are written in the SQL's order.
+ */
+export function lexicalScores(
+  postings: Postings,
+  lexemes: readonly string[],
+  eligible: (b: IndexedBelief) => boolean,
+  q: LexicalQuery,
+  cap: number,
+): ArmCandidate[] {
+  const s = q.scoring;
+  const w = [s.fieldWeights.subject, s.fieldWeights.statement, s.fieldWeights.source, s.fieldWeights.neighbours] as const;
+  const { docs, lengths } = postings.totals;
+  const n = Math.max(docs, 1);
+  const avgdl = Math.max((lengths[0]! * w[0] + lengths[1]! * w[1] + lengths[2]! * w[2] + lengths[3]! * w[3]) / Math.max(docs, 1), 1e-9);
+
+  // 1-2. Matches and document frequencies, eligibility first, judged once per belief. Lexemes in
+  // tsvector order, the order PostgreSQL adds them in (float sums depend on it).
+  const pass = ++passes;
+  const matched: IndexedBelief[] = [];
+  const idf = new Map<string, number>();
+  for (const lexeme of [...new Set(lexemes)].sort(compareLexemes)) {
+    const list = postings.get(lexeme);
+    if (!list) continue;
+    let df = 0;
+    for (const b of list) {
+      const s = b.scratch;
+      if (s.pass !== pass) {
+        s.pass = pass;
+        s.eligible = eligible(b);
+        s.prescore = 0;
+        if (s.eligible) matched.push(b);
+      }
+      if (s.eligible) df += 1;
+    }
+    if (df === 0) continue;
+    const termIdf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    idf.set(lexeme, termIdf);
+    for (const b of list) if (b.scratch.eligible) b.scratch.prescore += termIdf;
+  }
+
+  // 3. Prescore by summed idf, compared as the rounded numeric the SQL orders by.
+  const pre = matched.sort((x, y) => compareRounded(y.scratch.prescore, x.scratch.prescore) || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, s.prescoreCap);
+
+  // 4. Exact BM25F, boosts, rounding.
+  const names = new Set(q.names);
+  const dateNamed = q.dates.years.length > 0 || q.dates.months.length > 0;
+  const scored = pre.map((b) => {
+    const dl = b.lengths[0] * w[0] + b.lengths[1] * w[1] + b.lengths[2] * w[2] + b.lengths[3] * w[3];
+    let bm25 = 0;
+    for (const t of b.terms) {
+      const termIdf = idf.get(t.lexeme);
+      if (termIdf === undefined) continue;
+      let tf = 0;
+      for (const label of t.labels) tf += label === "A" ? w[0] : label === "B" ? w[1] : label === "C" ? w[2] : w[3];
+      bm25 += (termIdf * tf * (s.k1 + 1)) / (tf + s.k1 * (1 - s.b + (s.b * dl) / avgdl));
+    }
+    const named = names.has(b.subjectKey) ? s.namedSubjectBoost : 1;
+    const dated = dateNamed && dateMatches(b.belief.validFrom, q.dates) ? s.dateBoost : 1;
+    return { belief: b.belief, armScore: roundLikePostgres(bm25 * named * dated, 12) };
+  });
+  return scored.sort((x, y) => y.armScore - x.armScore || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, cap);
+}
+
+function dateMatches(validFrom: Date, dates: LexicalQuery["dates"]): boolean {
+  const yearOk = dates.years.length === 0 || dates.years.includes(validFrom.getUTCFullYear());
+  const monthOk = dates.months.length === 0 || dates.months.includes(validFrom.getUTCMonth() + 1);
+  return yearOk && monthOk;
+}
+
+/** Scoring passes so far: a belief's scratch belongs to the pass that stamped it (scoring is synchronous). */
+let passes = 0;
+
+/**
+ * a vs b as round(x::numeric, 12) would order them. Rounding is monotonic, so
+ * values apart by more than it can merge keep their order; only near-equal
+ * ones are rounded (it is the costly part) to see whether they tie.
+ */
+function compareRounded(a: number, b: number): number {
+  if (a === b) return 0;
+  if (Math.abs(a - b) > 1e-9 * Math.max(1, Math.abs(a))) return a - b;
+  return roundLikePostgres(a, 12) - roundLikePostgres(b, 12);
+}
+
+/** tsvector lexeme order: bytes (UTF-8), a prefix first. */
+function compareLexemes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+/** uuid order as PostgreSQL sorts it: the lower-case hex text's order. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

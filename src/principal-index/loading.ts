@@ -1,0 +1,135 @@
+import type { Principal, StoredBelief } from "../domain/model.js";
+import { BELIEF_COLUMNS, beliefFromRow } from "../store/belief-rows.js";
+import type { Row, SqlClient } from "../store/sql-client.js";
+import { parseTsvector, type TsEntry } from "./tsvector.js";
+
+/**
+ * Loading a principal's index, and its delta: every statement's WHERE
+ * carries the tenant and principal predicates, so an index can only ever
+ * hold its own principal's rows. What is read is everything the arms, the
+ * hard filter and the renderer use: every belief row (live and historical
+ * queries alike), its lexical document as PostgreSQL computed it at write
+ * time, its rejections, the persona-held set, the aliases and the head.
+ */
+
+/** One belief as the index holds it. */
+export interface IndexedBelief {
+  belief: StoredBelief;
+  /** lower(subject) as PostgreSQL computes it (the SQL arms compare that). */
+  subjectKey: string;
+  /** lex_tsv: lexemes with their positions' weight labels. */
+  terms: TsEntry[];
+  /** lex_lengths: occurrences per label A, B, C, D. */
+  lengths: readonly [number, number, number, number];
+  /** Earliest "not true" rejection, in epoch microseconds (the historical filter compares at that precision). */
+  notTrueSinceUs: number | null;
+  /** Latest rejection of any kind (a correction's "since" falls back to it). */
+  lastRejectedAt: Date | null;
+  /** Working state of the one lexical scoring pass running (lexical-scoring.ts), so it allocates nothing per belief. */
+  scratch: { pass: number; eligible: boolean; prescore: number };
+}
+
+/** The principal's small tables and head, read in one statement. */
+export interface SideTables {
+  position: number;
+  persona: Set<string>;
+  /** alias_key → lower(subject). */
+  aliases: Map<string, string>;
+}
+
+const INDEXED_COLUMNS = `${BELIEF_COLUMNS}, lower(b.subject) AS subject_key, b.lex_tsv::text AS lex_tsv,
+  b.lex_lengths[1] AS len_a, b.lex_lengths[2] AS len_b, b.lex_lengths[3] AS len_c, b.lex_lengths[4] AS len_d,
+  (SELECT (extract(epoch FROM min(r.created_at)) * 1000000)::bigint FROM rejections r
+    WHERE r.tenant_id = b.tenant_id AND r.principal_id = b.principal_id AND r.belief_id = b.belief_id
+      AND r.kind = 'not_true') AS not_true_us,
+  (SELECT max(r.created_at) FROM rejections r
+    WHERE r.tenant_id = b.tenant_id AND r.principal_id = b.principal_id AND r.belief_id = b.belief_id) AS rejected_at`;
+
+/** Every belief row of the principal. */
+export async function loadBeliefs(db: SqlClient, p: Principal): Promise<IndexedBelief[]> {
+  const rows = await db.query(`SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2`, [
+    p.tenantId,
+    p.principalId,
+  ]);
+  return rows.map(indexedFromRow);
+}
+
+/**
+ * The delta above `position`, in one statement: rows written since (their
+ * store_position is above it), rows named by id (feedback changes utility
+ * without moving the head), and rows whose source context changed because
+ * episodes of their sessions were appended since (the lexical document
+ * changes, the row's position does not).
+ */
+export async function loadDelta(db: SqlClient, p: Principal, position: number, beliefIds: readonly string[]): Promise<IndexedBelief[]> {
+  const rows = await db.query(
+    `SELECT ${INDEXED_COLUMNS} FROM beliefs b
+     WHERE b.tenant_id = $1 AND b.principal_id = $2
+       AND (b.store_position > $3::bigint OR b.belief_id = ANY($4::uuid[])
+         OR b.source_episode_ids && ARRAY(SELECT x.episode_id FROM episodes x
+           WHERE x.tenant_id = $1 AND x.principal_id = $2 AND x.session_id IN (
+             SELECT y.session_id FROM episodes y
+             WHERE y.tenant_id = $1 AND y.principal_id = $2 AND y.store_position > $3::bigint)))`,
+    [p.tenantId, p.principalId, position, beliefIds],
+  );
+  return rows.map(indexedFromRow);
+}
+
+export async function loadSideTables(db: SqlClient, p: Principal): Promise<SideTables> {
+  const rows = await db.query<{ kind: string; a: string; b: string | null }>(
+    `SELECT 'head' AS kind, h.position::text AS a, NULL::text AS b FROM principal_heads h
+       WHERE h.tenant_id = $1 AND h.principal_id = $2
+     UNION ALL
+     SELECT 'persona', pe.belief_id::text, NULL FROM persona_entries pe WHERE pe.tenant_id = $1 AND pe.principal_id = $2
+     UNION ALL
+     SELECT 'alias', a.alias_key, lower(a.subject) FROM subject_aliases a WHERE a.tenant_id = $1 AND a.principal_id = $2`,
+    [p.tenantId, p.principalId],
+  );
+  const side: SideTables = { position: 0, persona: new Set(), aliases: new Map() };
+  for (const r of rows) {
+    if (r.kind === "head") side.position = Number(r.a);
+    else if (r.kind === "persona") side.persona.add(r.a);
+    else side.aliases.set(r.a, r.b!);
+  }
+  return side;
+}
+
+/** The belief ids the session's latest snapshot returned (the corrections lookup's starting set). */
+export async function snapshotReturned(db: SqlClient, p: Principal, sessionId: string): Promise<string[]> {
+  const rows = await db.query<{ returned: string[] }>(
+    `SELECT t.returned::text[] AS returned FROM recall_traces t
+     WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'snapshot'
+     ORDER BY t.created_at DESC, t.trace_id LIMIT 1`,
+    [p.tenantId, p.principalId, sessionId],
+  );
+  return rows[0]?.returned ?? [];
+}
+
+/** Lexemes PostgreSQL's english configuration gives for each term (for the terms query-lexemes.ts leaves to it). */
+export async function sqlLexemes(db: SqlClient, terms: readonly string[]): Promise<Map<string, string[]>> {
+  const rows = await db.query<{ term: string; lexemes: string[] | null }>(
+    `SELECT w AS term, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('english', w)) AS u ORDER BY u.lexeme) AS lexemes
+     FROM unnest($1::text[]) AS w`,
+    [terms],
+  );
+  return new Map(rows.map((r) => [r.term, r.lexemes ?? []]));
+}
+
+function indexedFromRow(r: Row): IndexedBelief {
+  return {
+    belief: beliefFromRow(r),
+    subjectKey: String(r.subject_key),
+    terms: parseTsvector(String(r.lex_tsv ?? "")),
+    lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],
+    notTrueSinceUs: r.not_true_us === null || r.not_true_us === undefined ? null : Number(r.not_true_us),
+    lastRejectedAt: (r.rejected_at as Date | null) ?? null,
+    scratch: { pass: 0, eligible: false, prescore: 0 },
+  };
+}
+
+/** Approximate heap held by one indexed belief, for the index's byte bound. */
+export function indexedBytes(b: IndexedBelief): number {
+  const text = b.belief.subject.length + b.belief.statement.length + b.subjectKey.length + b.belief.predicateKey.length;
+  const terms = b.terms.reduce((sum, t) => sum + (t.lexeme.length + t.labels.length) * 2 + 120, 0);
+  return text * 2 + terms + 900;
+}

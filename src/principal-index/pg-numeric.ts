@@ -1,0 +1,36 @@
+/**
+ * `round(x::numeric, scale)::float8` as PostgreSQL computes it, so scores
+ * computed in process round exactly as the SQL arm's do: the float8 is first
+ * converted to numeric through its 15 significant digits (DBL_DIG), then
+ * rounded half away from zero, then read back as the nearest float8.
+ */
+export function roundLikePostgres(x: number, scale: number): number {
+  if (x === 0 || !Number.isFinite(x)) return x;
+  const negative = x < 0;
+  const [mantissa, exponent] = Math.abs(x).toPrecision(15).split("e") as [string, string | undefined];
+  const [whole, fraction = ""] = mantissa.split(".") as [string, string | undefined];
+  const digits = whole + fraction;
+  // The decimal point sits after `point` of `digits` (it may be outside them).
+  const point = whole.length + Number(exponent ?? 0);
+  const keep = point + scale;
+  // Nothing to round off: the value is its 15 significant digits.
+  if (keep >= digits.length) {
+    const value = Number(`${digits}e${point - digits.length}`);
+    return negative ? -value : value;
+  }
+  if (keep <= 0) {
+    const rounded = keep === 0 && Number(digits[0]) >= 5 ? 10 ** -scale : 0;
+    return negative ? -rounded : rounded;
+  }
+  const kept = digits.slice(0, keep).split("").map(Number);
+  if (Number(digits[keep]) >= 5) {
+    let i = kept.length - 1;
+    while (i >= 0 && kept[i] === 9) kept[i--] = 0;
+    if (i >= 0) kept[i]! += 1;
+    else kept.unshift(1);
+  }
+  const shift = kept.length - keep; // 1 when rounding carried into a new leading digit
+  const text = `${kept.join("")}e${point + shift - kept.length}`;
+  const value = Number(text);
+  return negative ? -value : value;
+}

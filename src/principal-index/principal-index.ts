@@ -1,0 +1,263 @@
+import type { Correction, Principal, StoredBelief } from "../domain/model.js";
+import {
+  AUTHORITY_ORDER,
+  type ArmCandidate,
+  type CandidateSource,
+  type LexicalQuery,
+  type NamedSubjects,
+  type StructuredAnchors,
+} from "../recall/candidate-source.js";
+import type { EligibilityFilter } from "../recall/hard-filter.js";
+import { isEligible, successorInForce } from "./eligibility.js";
+import { compareIds, lexicalScores } from "./lexical-scoring.js";
+import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
+import { Postings } from "./postings.js";
+import { similarity } from "./trigram.js";
+
+/** What the index asks of the store it cannot hold: lexemes of non-ASCII terms, a session's snapshot. */
+export interface IndexLookups {
+  lexemes(terms: readonly string[]): Promise<string[]>;
+  snapshotReturned(p: Principal, sessionId: string): Promise<string[]>;
+}
+
+/** The ownership patterns (recall/candidate-source.ts) as JavaScript regular expressions; \M is "end of word". */
+const OWNERSHIP = /^\s*(the\s+)?user\s+(has|owns|drives|uses)(?![\p{L}\p{N}_])/iu;
+const NOT_OWNERSHIP = /^\s*(the\s+)?user\s+has\s+(not|never|no|had|owned|used|driven|sold)(?![\p{L}\p{N}_])/iu;
+
+/**
+ * One principal's memory in process, answering the candidate-source port
+ * exactly as the SQL arms do. It holds that principal's rows only and
+ * refuses a filter for anyone else, so a call reaches only the index of its
+ * own identity. `position` is the store head its contents reflect.
+ */
+export class PrincipalIndex implements CandidateSource {
+  position: number;
+  private readonly beliefs = new Map<string, IndexedBelief>();
+  private readonly postings = new Postings();
+  private readonly bySubject = new Map<string, Set<IndexedBelief>>();
+  private readonly byType = new Map<string, Set<IndexedBelief>>();
+  /** Sorted distinct subject keys, for the misspelt-name prefix search; rebuilt lazily. */
+  private subjectKeys: string[] | null = null;
+  /** Old belief id → beliefs naming it in their supersedes. */
+  private readonly successors = new Map<string, Set<string>>();
+  private persona: ReadonlySet<string> = new Set();
+  private aliases: ReadonlyMap<string, string> = new Map();
+  private aliasesBySubject = new Map<string, string[]>();
+  private beliefBytes = 0;
+
+  constructor(
+    readonly principal: Principal,
+    side: SideTables,
+    beliefs: readonly IndexedBelief[],
+    private readonly lookups: IndexLookups,
+  ) {
+    this.position = side.position;
+    this.setSideTables(side);
+    this.upsert(beliefs);
+  }
+
+  get size(): number {
+    return this.beliefs.size;
+  }
+
+  /** Approximate heap held, for RECALL_INDEX_MB. */
+  get bytes(): number {
+    return this.beliefBytes + (this.persona.size + this.aliases.size) * 120 + 4096;
+  }
+
+  /** Replaces rows by id (a delta, or the rows feedback changed). */
+  upsert(rows: readonly IndexedBelief[]): void {
+    for (const next of rows) {
+      const id = next.belief.beliefId;
+      const old = this.beliefs.get(id);
+      if (old) this.unlink(old);
+      this.beliefs.set(id, next);
+      this.postings.add(next);
+      let group = this.bySubject.get(next.subjectKey);
+      if (!group) {
+        this.bySubject.set(next.subjectKey, (group = new Set()));
+        this.subjectKeys = null;
+      }
+      group.add(next);
+      let typed = this.byType.get(next.belief.beliefType);
+      if (!typed) this.byType.set(next.belief.beliefType, (typed = new Set()));
+      typed.add(next);
+      for (const oldId of next.belief.supersedes) {
+        let set = this.successors.get(oldId);
+        if (!set) this.successors.set(oldId, (set = new Set()));
+        set.add(id);
+      }
+      this.beliefBytes += indexedBytes(next);
+    }
+  }
+
+  setSideTables(side: SideTables): void {
+    this.persona = side.persona;
+    this.aliases = side.aliases;
+    const bySubject = new Map<string, string[]>();
+    for (const [key, subject] of side.aliases) bySubject.set(subject, [...(bySubject.get(subject) ?? []), key]);
+    this.aliasesBySubject = bySubject;
+  }
+
+  private unlink(old: IndexedBelief): void {
+    this.postings.remove(old);
+    const group = this.bySubject.get(old.subjectKey);
+    group?.delete(old);
+    if (group?.size === 0) {
+      this.bySubject.delete(old.subjectKey);
+      this.subjectKeys = null;
+    }
+    this.byType.get(old.belief.beliefType)?.delete(old);
+    for (const oldId of old.belief.supersedes) this.successors.get(oldId)?.delete(old.belief.beliefId);
+    this.beliefBytes -= indexedBytes(old);
+  }
+
+  private own(p: Principal): void {
+    if (p.tenantId !== this.principal.tenantId || p.principalId !== this.principal.principalId) {
+      throw new Error("principal index: asked for another principal's memory");
+    }
+  }
+
+  private eligible(f: EligibilityFilter): (b: IndexedBelief) => boolean {
+    this.own(f.principal);
+    return (b) => isEligible(b, f, this.persona, (id) => this.successorsOf(id));
+  }
+
+  async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
+    this.own(p);
+    const groups = new Map<string, string[]>();
+    for (const requested of new Set(subjects.map((s) => s.toLowerCase()))) {
+      const canonical = new Set([requested]);
+      const target = this.aliases.get(requested);
+      if (target !== undefined) canonical.add(target);
+      const names = new Set(canonical);
+      for (const c of canonical) for (const key of this.aliasesBySubject.get(c) ?? []) names.add(key);
+      groups.set(requested, [...names].sort());
+    }
+    return groups;
+  }
+
+  async structuredCandidates(f: EligibilityFilter, anchors: StructuredAnchors, cap: number): Promise<ArmCandidate[]> {
+    const eligible = this.eligible(f);
+    const subjects = new Set(anchors.subjects);
+    const types = new Set(anchors.types);
+    const owned = anchors.owned ?? null;
+    const anchored = subjects.size > 0 || types.size > 0 || owned !== null;
+    const out: ArmCandidate[] = [];
+    for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) {
+      if (!eligible(ib)) continue;
+      const b = ib.belief;
+      const subject = subjects.has(ib.subjectKey);
+      const type = types.has(b.beliefType);
+      const ownership = owned !== null && owned.types.includes(b.beliefType) && OWNERSHIP.test(b.statement) && !NOT_OWNERSHIP.test(b.statement);
+      if (anchored && !subject && !type && !ownership) continue;
+      out.push({
+        belief: b,
+        armScore: Math.max(subject ? 1 : 0, ownership ? owned!.weight : 0, type ? anchors.typeWeight : 0),
+      });
+    }
+    out.sort(
+      (x, y) =>
+        y.armScore - x.armScore ||
+        AUTHORITY_ORDER[x.belief.authority] - AUTHORITY_ORDER[y.belief.authority] ||
+        y.belief.confidence - x.belief.confidence ||
+        y.belief.evidenceCount - x.belief.evidenceCount ||
+        compareIds(x.belief.beliefId, y.belief.beliefId),
+    );
+    return out.slice(0, cap);
+  }
+
+  /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match. */
+  private anchoredBeliefs(subjects: ReadonlySet<string>, types: readonly string[]): Set<IndexedBelief> {
+    const out = new Set<IndexedBelief>();
+    for (const s of subjects) for (const b of this.bySubject.get(s) ?? []) out.add(b);
+    for (const t of types) for (const b of this.byType.get(t) ?? []) out.add(b);
+    return out;
+  }
+
+  async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number): Promise<ArmCandidate[]> {
+    const eligible = this.eligible(f);
+    if (q.terms.length === 0) return [];
+    const lexemes = await this.lookups.lexemes(q.terms);
+    return lexicalScores(this.postings, lexemes, eligible, q, cap);
+  }
+
+  async resolveNamedSubjects(
+    f: EligibilityFilter,
+    phrases: readonly string[],
+    fuzzyWords: readonly string[],
+    minSimilarity: number,
+  ): Promise<NamedSubjects> {
+    const eligible = this.eligible(f);
+    if (phrases.length === 0 && fuzzyWords.length === 0) return { exact: [], fuzzy: [] };
+    const anyEligible = (key: string) => [...(this.bySubject.get(key) ?? [])].some(eligible);
+    const exact = new Set(phrases.filter(anyEligible));
+    const fuzzy = new Set<string>();
+    const keys = (this.subjectKeys ??= [...this.bySubject.keys()].sort());
+    for (const word of fuzzyWords) {
+      const prefix = word.slice(0, 3);
+      for (let i = lowerBound(keys, prefix); i < keys.length && keys[i]!.startsWith(prefix); i += 1) {
+        const key = keys[i]!;
+        if (!exact.has(key) && similarity(key, word) >= minSimilarity && anyEligible(key)) fuzzy.add(key);
+      }
+    }
+    // The SQL answers DISTINCT names, ordered, at most 32.
+    const names = [...new Set([...exact, ...fuzzy])].sort().slice(0, 32);
+    return { exact: names.filter((n) => exact.has(n)), fuzzy: names.filter((n) => !exact.has(n)) };
+  }
+
+  async deltaCandidates(f: EligibilityFilter, afterPosition: number, cap: number): Promise<ArmCandidate[]> {
+    const eligible = this.eligible(f);
+    const out: ArmCandidate[] = [];
+    for (const ib of this.beliefs.values()) {
+      if (ib.belief.storePosition > afterPosition && eligible(ib)) out.push({ belief: ib.belief, armScore: 1 });
+    }
+    out.sort((x, y) => y.belief.storePosition - x.belief.storePosition || compareIds(x.belief.beliefId, y.belief.beliefId));
+    return out.slice(0, cap);
+  }
+
+  async snapshotCorrections(p: Principal, sessionId: string, afterPosition: number, at: Date): Promise<Correction[]> {
+    this.own(p);
+    const returned = await this.lookups.snapshotReturned(p, sessionId);
+    const corrections: Correction[] = [];
+    const latestFirst = (x: StoredBelief, y: StoredBelief) => y.validFrom.getTime() - x.validFrom.getTime() || compareIds(x.beliefId, y.beliefId);
+    for (const id of new Set(returned)) {
+      const old = this.beliefs.get(id)?.belief;
+      if (!old) continue;
+      const stopped =
+        old.storePosition > afterPosition &&
+        (old.status === "superseded" ||
+          old.status === "expired" ||
+          (old.validTo !== null && old.validTo.getTime() <= at.getTime()) ||
+          (old.retractedAt !== null && old.retractedAt.getTime() <= at.getTime()));
+      // As the SQL: a successor in force at `at`, written after the watermark, corrects the old row left as it was.
+      const inForce = [...this.successorsOf(id)].filter((n) => successorInForce(n, id, at.getTime(), at.getTime())).sort(latestFirst)[0];
+      if (!stopped && !(inForce !== undefined && inForce.storePosition > afterPosition)) continue;
+      const successor = [...this.successorsOf(id)].filter((n) => n.status === "active" || n.status === "provisional").sort(latestFirst)[0];
+      const closedAt = [old.validTo, inForce?.validFrom].filter((d): d is Date => d !== null && d !== undefined).sort((x, y) => x.getTime() - y.getTime())[0];
+      const since = closedAt ?? successor?.validFrom ?? old.retractedAt ?? this.beliefs.get(id)!.lastRejectedAt ?? old.recordedAt;
+      corrections.push({ beliefId: id, supersededBy: (inForce ?? successor)?.beliefId ?? null, noLongerHoldsAsOf: since });
+    }
+    return corrections.sort((x, y) => compareIds(x.beliefId, y.beliefId));
+  }
+
+  /** The principal's beliefs naming `id` in their supersedes. */
+  private *successorsOf(id: string): Iterable<StoredBelief> {
+    for (const sid of this.successors.get(id) ?? []) {
+      const n = this.beliefs.get(sid);
+      if (n) yield n.belief;
+    }
+  }
+}
+
+/** First index in sorted `keys` not below `value`. */
+function lowerBound(keys: readonly string[], value: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (keys[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,250 @@
+import type { Principal } from "../domain/model.js";
+import type { CandidateRouter, CandidateSource } from "../recall/candidate-source.js";
+import type { SqlClient } from "../store/sql-client.js";
+import { listenForRowChanges } from "./change-feed.js";
+import { ByteLru } from "./eviction.js";
+import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
+import { emptyIndexStats, type IndexStats } from "./index-stats.js";
+import { snapshotReturned } from "./loading.js";
+import type { IndexLookups, PrincipalIndex } from "./principal-index.js";
+
+export interface PrincipalIndexOptions {
+  /** RECALL_INDEX_MB in bytes; 0 turns the index off (every recall reads SQL). */
+  maxBytes: number;
+  /**
+   * The staleness bound: an index whose head was not confirmed (by a recall
+   * seeing the tracked head, or a write through this sidecar) for this long
+   * reads the head from the store before answering, so a lost or late
+   * notification cannot serve stale memory for longer.
+   */
+  headCheckMs: number;
+  /** How long after a principal's first unindexed recall its load starts (default LOAD_DELAY_MS). */
+  loadDelayMs?: number;
+  /** After a failed load, the principal is not retried for this long. */
+  retryAfterMs?: number;
+  clock?: () => number;
+  onLoadError?: (p: Principal, error: unknown) => void;
+}
+
+/** See scheduleLoad. */
+const LOAD_DELAY_MS = 250;
+
+interface Entry {
+  index: PrincipalIndex;
+  /** When the index was last known current to the store's head. */
+  verifiedAt: number;
+  /** Deltas apply one at a time per principal. */
+  updating: Promise<void>;
+  readonly bytes: number;
+}
+
+/**
+ * The in-process principal indexes, and the router that picks a recall's
+ * candidate source: the principal's index, brought up to the head first,
+ * when it is loaded; otherwise the SQL source, while the index loads in the
+ * background (the first call never waits for a load).
+ */
+/** The head a recall saw: its position and, when known, the position of the principal's last erasure. */
+export interface HeadSeen {
+  position: number;
+  erasedPosition?: number | null;
+}
+
+export class PrincipalIndexes implements CandidateRouter {
+  readonly stats: IndexStats;
+  private readonly lru: ByteLru<Entry>;
+  private readonly loading = new Map<string, Promise<void>>();
+  private readonly scheduled = new Set<string>();
+  private readonly failedAt = new Map<string, number>();
+  /** Bumped per principal by drop(): a load that started before cannot install what it read. */
+  private readonly generations = new Map<string, number>();
+  private readonly lookups: IndexLookups;
+  private readonly clock: () => number;
+
+  constructor(
+    private readonly store: { readonly db: SqlClient; readonly candidates: CandidateSource; head(p: Principal): Promise<HeadSeen> },
+    private readonly options: PrincipalIndexOptions,
+  ) {
+    this.stats = emptyIndexStats(options.maxBytes);
+    this.clock = options.clock ?? Date.now;
+    this.lru = new ByteLru<Entry>(options.maxBytes, () => {
+      this.stats.evictions += 1;
+    });
+    this.lookups = { lexemes: lexemeLookup(store.db), snapshotReturned: (p, s) => snapshotReturned(store.db, p, s) };
+  }
+
+  private unlisten: (() => Promise<void>) | undefined;
+
+  /** Follows row changes the head does not announce (feedback, erasure), from every sidecar. */
+  async start(): Promise<void> {
+    if (!this.enabled) return;
+    this.unlisten = await listenForRowChanges(this.store.db, {
+      onRows: (p, ids) => {
+        if (ids === null) this.drop(p);
+        else void this.refresh(p, ids);
+      },
+      // Missed notifications cannot be told apart: start again from the store.
+      onReconnect: () => this.dropAll(),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.unlisten?.().catch(() => {});
+    this.unlisten = undefined;
+  }
+
+  get enabled(): boolean {
+    return this.options.maxBytes > 0;
+  }
+
+  async sourceFor(p: Principal, head: HeadSeen): Promise<CandidateSource> {
+    const key = keyOf(p);
+    let entry = this.enabled ? this.lru.get(key) : undefined;
+    let target = head.position;
+    if (entry && this.clock() - entry.verifiedAt > this.options.headCheckMs) {
+      this.stats.headChecks += 1;
+      const stored = await this.store.head(p);
+      target = Math.max(target, stored.position);
+      head = { position: target, erasedPosition: Math.max(head.erasedPosition ?? 0, stored.erasedPosition ?? 0) };
+    }
+    // An erasure deleted rows: no delta above the index's position can say so, so the index is rebuilt.
+    if (entry && (head.erasedPosition ?? 0) > entry.index.position) {
+      this.drop(p);
+      entry = undefined;
+    }
+    if (!entry) {
+      this.stats.sqlFallbacks += 1;
+      if (this.enabled) this.scheduleLoad(p);
+      return this.store.candidates;
+    }
+    if (entry.index.position < target) await this.update(key, entry, target, []);
+    entry.verifiedAt = this.clock();
+    this.stats.hits += 1;
+    return entry.index;
+  }
+
+  /** Loads (or reloads) a principal's index now; resolves once it serves. */
+  async load(p: Principal): Promise<void> {
+    const key = keyOf(p);
+    const running = this.loading.get(key);
+    if (running) return running;
+    const generation = this.generations.get(key) ?? 0;
+    const started = this.clock();
+    const work = loadIndex(this.store.db, p, this.lookups)
+      .then((index) => {
+        if ((this.generations.get(key) ?? 0) !== generation) return;
+        // One principal larger than the whole bound is not kept (it would evict everything, then itself).
+        if (index.bytes > this.options.maxBytes) throw new Error(`principal index: ${index.bytes} bytes exceed RECALL_INDEX_MB`);
+        const ms = this.clock() - started;
+        this.stats.loads += 1;
+        this.stats.loadMsLast = ms;
+        this.stats.loadMsTotal += ms;
+        this.failedAt.delete(key);
+        this.lru.set(key, entryFor(index, this.clock()));
+        this.refreshGauges();
+      })
+      .finally(() => this.loading.delete(key));
+    this.loading.set(key, work);
+    return work;
+  }
+
+  /**
+   * After a write through this sidecar, before it is acknowledged: brings a
+   * loaded index up to the store's head, re-reading `beliefIds` too (feedback
+   * changes utility without moving the head). On failure the index is
+   * dropped, never left stale: SQL serves until it reloads.
+   */
+  async refresh(p: Principal, beliefIds: readonly string[] = []): Promise<void> {
+    const key = keyOf(p);
+    const entry = this.lru.get(key);
+    if (!entry) return;
+    try {
+      await this.update(key, entry, null, beliefIds);
+      entry.verifiedAt = this.clock();
+    } catch {
+      this.drop(p);
+    }
+  }
+
+  /**
+   * Forgets a principal's index (and any load in flight). The entry point for
+   * an erasure: deleted rows are not a delta above a position, so whatever
+   * deletes a principal's rows drops the index, locally and on notification.
+   */
+  drop(p: Principal): void {
+    const key = keyOf(p);
+    this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+    this.lru.delete(key);
+    this.refreshGauges();
+  }
+
+  dropAll(): void {
+    for (const key of [...this.lru.keys()]) {
+      const [tenantId, principalId] = JSON.parse(key) as [string, string];
+      this.drop({ tenantId, principalId });
+    }
+  }
+
+  /**
+   * A principal's first recall usually comes in a burst (the snapshot, then
+   * the first turns): the load starts a moment later so it does not compete
+   * with them for the pool's connections.
+   */
+  private scheduleLoad(p: Principal): void {
+    const key = keyOf(p);
+    if (this.scheduled.has(key) || this.loading.has(key)) return;
+    this.scheduled.add(key);
+    setTimeout(() => {
+      this.scheduled.delete(key);
+      void this.loadInBackground(p);
+    }, this.options.loadDelayMs ?? LOAD_DELAY_MS).unref();
+  }
+
+  private async loadInBackground(p: Principal): Promise<void> {
+    const key = keyOf(p);
+    const failed = this.failedAt.get(key);
+    if (failed !== undefined && this.clock() - failed < (this.options.retryAfterMs ?? 5_000)) return;
+    try {
+      await this.load(p);
+    } catch (error) {
+      this.stats.loadFailures += 1;
+      this.failedAt.set(key, this.clock());
+      this.options.onLoadError?.(p, error);
+    }
+  }
+
+  private update(key: string, entry: Entry, target: number | null, beliefIds: readonly string[]): Promise<void> {
+    const next = entry.updating.then(async () => {
+      if (target !== null && entry.index.position >= target && beliefIds.length === 0) return;
+      await applyDelta(this.store.db, entry.index, target, beliefIds);
+      this.stats.deltas += 1;
+      if (this.lru.get(key) === entry) this.lru.set(key, entry);
+      this.refreshGauges();
+    });
+    // A failed delta leaves the chain usable for the next caller.
+    entry.updating = next.catch(() => {});
+    return next;
+  }
+
+  private refreshGauges(): void {
+    this.stats.principals = this.lru.size;
+    this.stats.bytes = this.lru.bytes;
+    this.stats.beliefs = 0;
+    for (const entry of this.lru.values()) this.stats.beliefs += entry.index.size;
+  }
+}
+
+function entryFor(index: PrincipalIndex, now: number): Entry {
+  return {
+    index,
+    verifiedAt: now,
+    updating: Promise.resolve(),
+    get bytes() {
+      return index.bytes;
+    },
+  };
+}
+
+function keyOf(p: Principal): string {
+  return JSON.stringify([p.tenantId, p.principalId]);
+}

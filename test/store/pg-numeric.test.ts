@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { roundLikePostgres } from "../../src/principal-index/pg-numeric.js";
+import { similarity } from "../../src/principal-index/trigram.js";
+import { STORE_KINDS } from "../support/stores.js";
+import { prng } from "../unit/unit-helpers.js";
+import { useStore } from "./store-helpers.js";
+
+/**
+ * The index rounds scores and measures name similarity in process; the SQL
+ * arms let PostgreSQL do it. Both must agree on every value, including
+ * carries, tiny and large magnitudes and exact halves.
+ */
+describe.each(STORE_KINDS)("in-process numeric rounding and trigram similarity match PostgreSQL ($kind)", ({ open }) => {
+  const store = useStore(open);
+
+  it("round(x::numeric, 12)::float8", async () => {
+    const rand = prng(5);
+    const values = [
+      0, 1, -1, 0.5, 9.9999999999995, 1e-13, 5e-13, 4.9e-13, 1.23e-5, 1234.56789012345678, 123456789.123456789,
+      ...Array.from({ length: 400 }, () => (rand() - 0.2) * 10 ** Math.floor(rand() * 12 - 6)),
+    ];
+    const rows = await store().db.query<{ r: number }>("SELECT round(x::numeric, 12)::float8 AS r FROM unnest($1::float8[]) WITH ORDINALITY AS u(x, i) ORDER BY i", [values]);
+    expect(values.map((v) => roundLikePostgres(v, 12))).toEqual(rows.map((r) => Number(r.r)));
+  });
+
+  it("pg_trgm similarity", async () => {
+    const pairs: [string, string][] = [
+      ["melanie", "melanei"], ["priya", "priyaa"], ["acme corp", "acmee"], ["andy", "andyy"], ["veetbot", "veetbott"],
+      ["a", "ab"], ["caroline's sister", "carolin"], ["x", "y"], ["", "abc"], ["new york", "newyork"],
+    ];
+    const rows = await store().db.query<{ s: number }>(
+      "SELECT similarity(a, b)::float8 AS s FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(a, b, i) ORDER BY i",
+      [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+    );
+    expect(pairs.map(([a, b]) => similarity(a, b))).toEqual(rows.map((r) => Number(r.s)));
+  });
+});

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "./recall/semantic-calibration.js";
 import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type IdentityConfig, type TlsConfig } from "./edge-config.js";
 
 /**
@@ -63,6 +64,9 @@ const envSchema = z.object({
   RECALL_EMBEDDINGS_BATCH: positiveInt.max(2048).default(64),
   RECALL_EMBEDDINGS_POLL_MS: positiveInt.default(60_000),
   RECALL_EMBEDDINGS_SENSITIVITY_CEILING: sensitivityName.default("confidential"),
+  // Cosine similarities; the defaults depend on RECALL_EMBEDDER (src/recall/semantic-calibration.ts).
+  RECALL_SEMANTIC_MIN_SIMILARITY: z.coerce.number().min(-1).max(1).optional(),
+  RECALL_SEMANTIC_FULL_SIMILARITY: z.coerce.number().min(-1).max(1).optional(),
 }).extend(edgeEnvSchema.shape);
 
 export type SensitivityName = z.infer<typeof sensitivityName>;
@@ -147,6 +151,8 @@ export interface SemanticConfig {
   readonly pollIntervalMs: number;
   /** Beliefs above this sensitivity are never sent to the embedder (and so never found by the semantic arm). */
   readonly sensitivityCeiling: SensitivityName;
+  /** What a cosine similarity is worth: below `min` no candidate, from `full` full weight. */
+  readonly similarity: SemanticSimilarity;
 }
 
 /** The hashed embedder's dimension when none is configured. */
@@ -235,6 +241,14 @@ function semanticConfig(e: z.infer<typeof envSchema>): SemanticConfig {
       if (e[name] === undefined) missing.push(`${name}: required when RECALL_SEMANTIC=on and RECALL_EMBEDDER=openai`);
     }
   }
+  const defaults = DEFAULT_SEMANTIC_SIMILARITY[e.RECALL_EMBEDDER];
+  const similarity = Object.freeze({
+    min: e.RECALL_SEMANTIC_MIN_SIMILARITY ?? defaults.min,
+    full: e.RECALL_SEMANTIC_FULL_SIMILARITY ?? defaults.full,
+  });
+  if (similarity.full <= similarity.min) {
+    missing.push(`RECALL_SEMANTIC_FULL_SIMILARITY: must be greater than RECALL_SEMANTIC_MIN_SIMILARITY (${similarity.min})`);
+  }
   if (missing.length > 0) throw new ConfigError(`invalid configuration:\n  ${missing.join("\n  ")}`);
   const embedder: SemanticConfig["embedder"] =
     e.RECALL_EMBEDDER === "openai"
@@ -247,6 +261,7 @@ function semanticConfig(e: z.infer<typeof envSchema>): SemanticConfig {
     batch: e.RECALL_EMBEDDINGS_BATCH,
     pollIntervalMs: e.RECALL_EMBEDDINGS_POLL_MS,
     sensitivityCeiling: e.RECALL_EMBEDDINGS_SENSITIVITY_CEILING,
+    similarity,
   });
 }
 

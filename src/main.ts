@@ -303,6 +303,9 @@ function startSemantic(config: Config, store: MemoryStore, logger: Logger): { se
   );
   backfill.start();
   // The embedder's id names kind, model and dimension; the API key is never logged.
-  logger.info({ embedder: embedder.id }, "semantic arm on");
-  return { semantic: { embedder: withBreaker(embedder, QUERY_EMBED_COOLDOWN_MS), store: semanticStore }, backfill };
+  logger.info({ embedder: embedder.id, similarity: config.semantic.similarity }, "semantic arm on");
+  return {
+    semantic: { embedder: withBreaker(embedder, QUERY_EMBED_COOLDOWN_MS), store: semanticStore, similarity: config.semantic.similarity },
+    backfill,
+  };
 }

@@ -34,6 +34,9 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
       record: { type: "boolean", default: false },
       "accept-regression": { type: "string" },
       semantic: { type: "boolean", default: false },
+      items: { type: "string" },
+      budget: { type: "string" },
+      details: { type: "string" },
     },
   });
   const [suite, file] = positionals;
@@ -43,6 +46,10 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
   if (suite !== "locomo") throw new UsageError(suite === undefined ? "name a suite, locomo or benchmark" : `unknown suite "${suite}"`);
   if (!file) throw new UsageError("the LoCoMo FILE is missing");
   let progress: Progress | undefined;
+  for (const flag of ["items", "budget"] as const) {
+    const v = values[flag];
+    if (v !== undefined && !(Number.isInteger(Number(v)) && Number(v) > 0)) throw new UsageError(`--${flag} must be a positive integer`);
+  }
   const report = await evaluateLocomo(file, {
     conversations: count(values.conversations, "--conversations"),
     questionsPerConversation: count(values.questions, "--questions"),
@@ -51,8 +58,13 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
       progress ??= new Progress({ label: "recall eval locomo", unit: "questions", total });
       progress.tick();
     },
+    injectedItems: values.items ? Number(values.items) : undefined,
+    injectedBudget: values.budget ? Number(values.budget) : undefined,
+    details: values.details,
     ...(values.semantic
-      ? { semantic: config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS) }
+      ? config?.semantic
+        ? { semantic: createEmbedder(config.semantic), semanticSimilarity: config.semantic.similarity }
+        : { semantic: hashedEmbedder(DEFAULT_HASHED_DIMENSIONS) }
       : {}),
   });
   progress?.done();

@@ -10,15 +10,31 @@ import { createPgliteClient, openPglite } from "../store/pglite-client.js";
 import type { Embedder } from "../embed/embedder.js";
 import { EmbeddingBackfill } from "../embed/embedding-backfill.js";
 import { enableSemantic, SemanticStore } from "../store/semantic-store.js";
+import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "../recall/semantic-calibration.js";
 import { Bm25Index } from "./bm25.js";
 import { readConversation } from "./locomo-data.js";
 import { aggregate, percentile, scoreQuestion, type Aggregate, type QuestionScore } from "./retrieval-metrics.js";
+import {
+  coverageCeiling,
+  emptyTally,
+  formatBreakdown,
+  groupsOf,
+  reportGroup,
+  scoreInjected,
+  type CategoryGroup,
+  type GroupReport,
+  type GroupTally,
+} from "./locomo-breakdown.js";
+import { writeDetails, type QuestionDetail } from "./locomo-details.js";
 
 /**
  * `recall eval locomo FILE`: loads each conversation into its own principal
  * of a fresh embedded store, asks every question through the real in-turn
  * pipeline with a fixed item cap and token budget, and scores the ranked
  * beliefs against the evidence, beside a plain BM25 over the same beliefs.
+ * Each question is also asked at the production in-turn caps (or --items /
+ * --budget), floor on, to score what is actually injected; the figures are
+ * reported per category against the coverage ceiling (locomo-breakdown.ts).
  */
 
 export const KS = [5, 10, 20] as const;
@@ -34,6 +50,13 @@ export interface LocomoOptions {
   semantic?: Embedder;
   /** Called after each question with the count so far and the total (for progress on stderr). */
   onQuestion?: (answered: number, total: number) => void;
+  /** The semantic arm's calibration (default: the hashed embedder's). */
+  semanticSimilarity?: SemanticSimilarity;
+  /** Caps of the injected block; 0 or unset: the policy's in-turn defaults (12 items, 600 tokens). */
+  injectedItems?: number;
+  injectedBudget?: number;
+  /** Writes one JSON line per question to this file (locomo-details.ts). */
+  details?: string;
 }
 
 export interface LocomoReport {
@@ -48,6 +71,10 @@ export interface LocomoReport {
   results: Record<string, Record<"recall" | "bm25", Record<number, Aggregate>>>;
   tokensPerRecall: number;
   latencyMs: { p50: number; p95: number };
+  /** Per category (1–5, and 1–4 together): ranking against the ceiling, and the injected block. */
+  categories: Partial<Record<CategoryGroup, GroupReport>>;
+  /** The caps the injected block was rendered at. */
+  injectedCaps: { items: number; budget: number };
 }
 
 export async function evaluateLocomo(file: string, options: LocomoOptions = {}): Promise<LocomoReport> {
@@ -56,7 +83,9 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   const client = createPgliteClient(db);
   await migrate(client, await loadMigrations());
   const store = new MemoryStore(client);
-  const semantic = options.semantic ? await semanticSearch(client, options.semantic) : undefined;
+  const semantic = options.semantic
+    ? await semanticSearch(client, options.semantic, options.semanticSimilarity ?? DEFAULT_SEMANTIC_SIMILARITY.hashed)
+    : undefined;
   // Traces are written straight to the store: the evaluation has no reason to bound them.
   const traces = { record: async (p: Parameters<MemoryStore["recordTrace"]>[0], t: Parameters<MemoryStore["recordTrace"]>[1]) => void (await store.recordTrace(p, t)) };
   const deps: PipelineDeps = {
@@ -75,6 +104,13 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
       recall: Object.fromEntries(KS.map((k) => [k, []])),
       bm25: Object.fromEntries(KS.map((k) => [k, []])),
     });
+  const tallies: Partial<Record<CategoryGroup, GroupTally>> = {};
+  const tally = (g: CategoryGroup) => (tallies[g] ??= emptyTally(KS));
+  const injectedCaps = {
+    items: options.injectedItems || RETRIEVAL_POLICY.moments.in_turn.maxItems,
+    budget: options.injectedBudget || RETRIEVAL_POLICY.moments.in_turn.budgetTokens,
+  };
+  const details: QuestionDetail[] = [];
   const latencies: number[] = [];
   const tokens: number[] = [];
   let beliefs = 0;
@@ -94,39 +130,55 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
       skipped += conv.skipped;
       const bm25 = new Bm25Index(conv.beliefs.map((b) => ({ id: b.beliefId, text: `${b.subject} ${b.statement}` })));
       const provenanceOf = (id: string) => conv.provenance.get(id) ?? [];
+      const cited = new Set([...conv.provenance.values()].flat());
 
       for (const q of conv.questions.slice(0, options.questionsPerConversation)) {
         questions += 1;
         // Optionally, as an agent runtime might: the people the question names as subjects.
         const named = options.subjects ? conv.speakers.filter((s) => q.question.toLowerCase().includes(s.toLowerCase())) : [];
         const started = performance.now();
-        const gen = recall(deps, {
-          principal,
-          query: inTurnQuery(q.question, named),
-          kind: "in_turn",
-          deadlineAt: Date.now() + 10_000,
-          signal: new AbortController().signal,
-          context: {
-            moment: "in_turn",
-            sessionType: "interactive",
-            contextWindowTokens: 0,
-            snapshotWatermark: null,
-            sessionId: `eval/${conv.sampleId}`,
-            runId: "",
-            turnId: "",
-            surface: { surfaceId: "eval", sensitivityCeiling: SENSITIVITY.personal },
-          },
-        });
-        let step = await gen.next();
-        while (!step.done) step = await gen.next();
+        const { result } = await askInTurn(deps, principal, conv.sampleId, inTurnQuery(q.question, named, MAX_ITEMS, BUDGET_TOKENS));
         latencies.push(performance.now() - started);
-        tokens.push(step.value.result.tokens);
-        const ranked = step.value.result.items.map((i) => provenanceOf(i.beliefId));
+        tokens.push(result.tokens);
+        const ranked = result.items.map((i) => provenanceOf(i.beliefId));
         const baseline = bm25.search(q.question, MAX_ITEMS).map(provenanceOf);
         const group = q.category === 5 ? "5" : "1-4";
         for (const k of KS) {
           bucket(group).recall[k]!.push(scoreQuestion(ranked, q.evidence, k));
           bucket(group).bm25[k]!.push(scoreQuestion(baseline, q.evidence, k));
+        }
+        // What the production-size block would inject for the same question.
+        const block = (await askInTurn(deps, principal, conv.sampleId, inTurnQuery(q.question, named, injectedCaps.items, injectedCaps.budget))).result;
+        const injected = scoreInjected(block.items.map((i) => provenanceOf(i.beliefId)), q.evidence, block.tokens);
+        const ceiling = coverageCeiling(q.evidence, cited);
+        for (const g of groupsOf(q.category)) {
+          const t = tally(g);
+          for (const k of KS) {
+            t.ranked[k]!.push(scoreQuestion(ranked, q.evidence, k));
+            t.bm25[k]!.push(scoreQuestion(baseline, q.evidence, k));
+          }
+          t.ceiling.push(ceiling);
+          t.injected.push(injected);
+        }
+        if (options.details) {
+          const wanted = new Set(q.evidence);
+          details.push({
+            conversation: conv.sampleId,
+            question: q.question,
+            category: q.category,
+            evidence: q.evidence,
+            citedEvidence: q.evidence.filter((d) => cited.has(d)),
+            ranked: result.items.map((i) => ({
+              beliefId: i.beliefId,
+              statement: i.statement,
+              dia: provenanceOf(i.beliefId),
+              arms: i.arms,
+              score: i.score,
+              relevant: provenanceOf(i.beliefId).some((d) => wanted.has(d)),
+            })),
+            injected: block.items.map((i) => i.beliefId),
+            injectedTokens: block.tokens,
+          });
         }
         options.onQuestion?.(questions, total);
       }
@@ -134,6 +186,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   } finally {
     await client.close();
   }
+  if (options.details) await writeDetails(options.details, details);
 
   const results: LocomoReport["results"] = {};
   for (const [group, systems] of Object.entries(scores)) {
@@ -152,11 +205,37 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
     results,
     tokensPerRecall: tokens.reduce((a, b) => a + b, 0) / Math.max(1, tokens.length),
     latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+    categories: Object.fromEntries(Object.entries(tallies).map(([g, t]) => [g, reportGroup(t, KS)])),
+    injectedCaps,
   };
 }
 
+/** One in-turn recall through the real pipeline, drained. */
+async function askInTurn(deps: PipelineDeps, principal: { tenantId: string; principalId: string }, sampleId: string, query: RequestedQuery) {
+  const gen = recall(deps, {
+    principal,
+    query,
+    kind: "in_turn",
+    deadlineAt: Date.now() + 10_000,
+    signal: new AbortController().signal,
+    context: {
+      moment: "in_turn",
+      sessionType: "interactive",
+      contextWindowTokens: 0,
+      snapshotWatermark: null,
+      sessionId: `eval/${sampleId}`,
+      runId: "",
+      turnId: "",
+      surface: { surfaceId: "eval", sensitivityCeiling: SENSITIVITY.personal },
+    },
+  });
+  let step = await gen.next();
+  while (!step.done) step = await gen.next();
+  return step.value;
+}
+
 /** The semantic arm over the evaluation's store; its backfill is driven batch by batch, not started. */
-async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder) {
+async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder, similarity: SemanticSimilarity) {
   await enableSemantic(client);
   const semanticStore = new SemanticStore(client);
   const backfill = new EmbeddingBackfill(
@@ -165,11 +244,11 @@ async function semanticSearch(client: ReturnType<typeof createPgliteClient>, emb
     { batch: 256, pollIntervalMs: 60_000, retryMinMs: 1000, retryMaxMs: 1000, sensitivityCeiling: SENSITIVITY.restricted },
     pino({ level: "silent" }),
   );
-  return { search: { embedder, store: semanticStore }, backfill };
+  return { search: { embedder, store: semanticStore, similarity }, backfill };
 }
 
-function inTurnQuery(text: string, subjects: string[]): RequestedQuery {
-  return requestedQuery({ currentScope: "locomo", text, subjects, budgetTokens: BUDGET_TOKENS, maxItems: MAX_ITEMS });
+function inTurnQuery(text: string, subjects: string[], maxItems: number, budgetTokens: number): RequestedQuery {
+  return requestedQuery({ currentScope: "locomo", text, subjects, budgetTokens, maxItems });
 }
 
 /** A plain-text table: one row per group and system, frac/all/noise at each k. */
@@ -193,5 +272,7 @@ export function formatLocomoReport(r: LocomoReport): string {
     header,
     ...rows,
     `tokens per recall (mean): ${r.tokensPerRecall.toFixed(0)}; recall latency p50 ${r.latencyMs.p50.toFixed(1)} ms, p95 ${r.latencyMs.p95.toFixed(1)} ms (in process, PGlite)`,
+    "",
+    ...formatBreakdown(r.categories, KS, r.injectedCaps),
   ].join("\n");
 }

@@ -1,3 +1,4 @@
+import type { StoredBelief } from "../domain/model.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
 import type { IndexedBelief } from "./loading.js";
 
@@ -7,7 +8,12 @@ import type { IndexedBelief } from "./loading.js";
  * and principal are not per-row predicates here because an index holds one
  * principal's rows only (principal-index.ts refuses any other identity).
  */
-export function isEligible(ib: IndexedBelief, f: EligibilityFilter, personaHeld: ReadonlySet<string>): boolean {
+export function isEligible(
+  ib: IndexedBelief,
+  f: EligibilityFilter,
+  personaHeld: ReadonlySet<string>,
+  successors: (beliefId: string) => Iterable<StoredBelief> = () => [],
+): boolean {
   const b = ib.belief;
   const asOf = f.asOf.getTime();
   const knownAt = f.knownAt.getTime();
@@ -23,5 +29,22 @@ export function isEligible(ib: IndexedBelief, f: EligibilityFilter, personaHeld:
   if (f.beliefTypes.length > 0 && !f.beliefTypes.includes(b.beliefType)) return false;
   if (f.excludePersonaHeld && personaHeld.has(b.beliefId)) return false;
   if (f.excludeExpiredDated && b.expiresHint !== null && b.expiresHint.getTime() <= asOf) return false;
+  for (const n of successors(b.beliefId)) if (successorInForce(n, b.beliefId, asOf, knownAt)) return false;
   return true;
+}
+
+/**
+ * successorInForceSql (store/eligibility-sql.ts) in process: `n`, a belief
+ * of the same principal naming `oldId` in its supersedes, has replaced it at
+ * (asOf, knownAt) when it is not `oldId` itself, is not expired, has begun
+ * by asOf and is on record at knownAt. Times in milliseconds.
+ */
+export function successorInForce(n: StoredBelief, oldId: string, asOf: number, knownAt: number): boolean {
+  return (
+    n.beliefId !== oldId &&
+    n.status !== "expired" &&
+    n.validFrom.getTime() <= asOf &&
+    n.recordedAt.getTime() <= knownAt &&
+    (n.retractedAt === null || n.retractedAt.getTime() > knownAt)
+  );
 }

@@ -1,4 +1,4 @@
-import type { Correction, Principal } from "../domain/model.js";
+import type { Correction, Principal, StoredBelief } from "../domain/model.js";
 import {
   AUTHORITY_ORDER,
   type ArmCandidate,
@@ -8,7 +8,7 @@ import {
   type StructuredAnchors,
 } from "../recall/candidate-source.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
-import { isEligible } from "./eligibility.js";
+import { isEligible, successorInForce } from "./eligibility.js";
 import { compareIds, lexicalScores } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
@@ -120,7 +120,7 @@ export class PrincipalIndex implements CandidateSource {
 
   private eligible(f: EligibilityFilter): (b: IndexedBelief) => boolean {
     this.own(f.principal);
-    return (b) => isEligible(b, f, this.persona);
+    return (b) => isEligible(b, f, this.persona, (id) => this.successorsOf(id));
   }
 
   async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
@@ -220,23 +220,33 @@ export class PrincipalIndex implements CandidateSource {
     this.own(p);
     const returned = await this.lookups.snapshotReturned(p, sessionId);
     const corrections: Correction[] = [];
+    const latestFirst = (x: StoredBelief, y: StoredBelief) => y.validFrom.getTime() - x.validFrom.getTime() || compareIds(x.beliefId, y.beliefId);
     for (const id of new Set(returned)) {
       const old = this.beliefs.get(id)?.belief;
-      if (!old || old.storePosition <= afterPosition) continue;
+      if (!old) continue;
       const stopped =
-        old.status === "superseded" ||
-        old.status === "expired" ||
-        (old.validTo !== null && old.validTo.getTime() <= at.getTime()) ||
-        (old.retractedAt !== null && old.retractedAt.getTime() <= at.getTime());
-      if (!stopped) continue;
-      const successor = [...(this.successors.get(id) ?? [])]
-        .map((sid) => this.beliefs.get(sid)!.belief)
-        .filter((n) => n.status === "active" || n.status === "provisional")
-        .sort((x, y) => y.validFrom.getTime() - x.validFrom.getTime() || compareIds(x.beliefId, y.beliefId))[0];
-      const since = old.validTo ?? successor?.validFrom ?? old.retractedAt ?? this.beliefs.get(id)!.lastRejectedAt ?? old.recordedAt;
-      corrections.push({ beliefId: id, supersededBy: successor?.beliefId ?? null, noLongerHoldsAsOf: since });
+        old.storePosition > afterPosition &&
+        (old.status === "superseded" ||
+          old.status === "expired" ||
+          (old.validTo !== null && old.validTo.getTime() <= at.getTime()) ||
+          (old.retractedAt !== null && old.retractedAt.getTime() <= at.getTime()));
+      // As the SQL: a successor in force at `at`, written after the watermark, corrects the old row left as it was.
+      const inForce = [...this.successorsOf(id)].filter((n) => successorInForce(n, id, at.getTime(), at.getTime())).sort(latestFirst)[0];
+      if (!stopped && !(inForce !== undefined && inForce.storePosition > afterPosition)) continue;
+      const successor = [...this.successorsOf(id)].filter((n) => n.status === "active" || n.status === "provisional").sort(latestFirst)[0];
+      const closedAt = [old.validTo, inForce?.validFrom].filter((d): d is Date => d !== null && d !== undefined).sort((x, y) => x.getTime() - y.getTime())[0];
+      const since = closedAt ?? successor?.validFrom ?? old.retractedAt ?? this.beliefs.get(id)!.lastRejectedAt ?? old.recordedAt;
+      corrections.push({ beliefId: id, supersededBy: (inForce ?? successor)?.beliefId ?? null, noLongerHoldsAsOf: since });
     }
     return corrections.sort((x, y) => compareIds(x.beliefId, y.beliefId));
+  }
+
+  /** The principal's beliefs naming `id` in their supersedes. */
+  private *successorsOf(id: string): Iterable<StoredBelief> {
+    for (const sid of this.successors.get(id) ?? []) {
+      const n = this.beliefs.get(sid);
+      if (n) yield n.belief;
+    }
   }
 }
 

@@ -2,10 +2,12 @@ import type { StoredBelief } from "../domain/model.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { confidenceBand } from "./rank.js";
 import type { RenderLine } from "./render.js";
-import { scanStatement, withheldText } from "./safety.js";
+import { withheldText, type SafetyVerdict } from "./safety.js";
 
 /**
- * The line one belief renders as: the safety verdict (step 7), its band, the
+ * The line one belief renders as: its safety verdict (step 7, from
+ * scanStatements, which is asynchronous and scans a recall's statements in
+ * one pass), its band, the
  * origin attribution of a carried belief and the conflict marker. The
  * pipeline builds every line through this, and re-rendering a trace
  * (trace/rerender.ts) builds them the same way, so a trace's belief ids
@@ -16,8 +18,8 @@ export function beliefLine(
   carried: boolean,
   conflictsWith: readonly string[],
   policy: RetrievalPolicy,
+  verdict: SafetyVerdict,
 ): RenderLine {
-  const verdict = scanStatement(belief.statement, belief.beliefType);
   return {
     beliefId: belief.beliefId,
     statement: belief.statement,

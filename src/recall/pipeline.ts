@@ -30,6 +30,8 @@ import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
+import { scanStatements } from "./safety.js";
+import { gateSemanticOnly } from "./semantic-calibration.js";
 import { demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { rankedCandidate, type RankedCandidate } from "./ranked-candidate.js";
@@ -183,13 +185,14 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     policy.rrfK,
   );
 
-  // 5. Rank.
+  // 5. Rank. A belief only the semantic arm found counts as far as its similarity does.
+  const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
   const ranked = fused.map((f) => {
     const belief = beliefs.get(f.beliefId)!;
     const carried = isCarried(belief, query.currentScope);
     // A historical query ranks a belief with the lifecycle it had at as_of.
-    const at = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy);
-    return rankedCandidate(belief, f.arms, carried, at);
+    const s = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy);
+    return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity));
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
   // The penalty's last part needs the first ranking: a near-duplicate of a higher-ranked item.
@@ -199,10 +202,11 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const collapsed = collapse(reranked, perSubjectCap(query.maxItems, query.profile, policy));
 
   // 7. Safety pass, per item, and the line each item would render as.
-  const candidates = collapsed.kept.map((b) => {
+  const verdicts = await scanStatements(collapsed.kept);
+  const candidates = collapsed.kept.map((b, i) => {
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
     // A historical query bands a belief with the lifecycle it had at as_of.
-    const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy);
+    const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy, verdicts[i]!);
     return { belief: b, beliefId: b.beliefId, beliefType: b.beliefType, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
   });
 

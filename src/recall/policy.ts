@@ -91,7 +91,7 @@ export interface RetrievalPolicy {
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
-  version: "retrieval@4",
+  version: "retrieval@5",
   rrfK: 60,
   candidateCap: 200,
   typeAnchorWeight: 0.25,
@@ -137,7 +137,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
   ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },
-  semanticTag: "+semantic@1",
+  semanticTag: "+semantic@2",
   lexical: {
     k1: 1.2,
     b: 0.75,

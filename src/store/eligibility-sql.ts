@@ -20,6 +20,7 @@ export function eligibilitySql(f: EligibilityFilter, p: SqlParams): string {
     `(b.retracted_at IS NULL OR b.retracted_at > ${knownAt}::timestamptz)`,
     `(b.portability <> 'local' OR b.origin_scope = ${p.add(f.currentScope)}
       OR lower(b.subject) = ANY(${p.add(f.namedSubjects)}::text[]))`,
+    `NOT EXISTS (SELECT 1 FROM beliefs n WHERE ${successorInForceSql("n", "b", asOf, knownAt)})`,
   ];
   if (f.historical) {
     // Status no longer excludes, so a belief the user rejected as not true
@@ -36,4 +37,27 @@ export function eligibilitySql(f: EligibilityFilter, p: SqlParams): string {
   }
   if (f.excludeExpiredDated) clauses.push(`(b.expires_hint IS NULL OR b.expires_hint > ${asOf}::timestamptz)`);
   return clauses.join("\n  AND ");
+}
+
+/**
+ * Succession, the one rule for "a newer belief has replaced this one":
+ * `n` is a successor in force over `old` at (asOf, knownAt) when it is the
+ * same principal's belief, names `old` in its supersedes, is not `old`
+ * itself, has begun by asOf (valid_from <= asOf), is on record at knownAt
+ * (recorded_at <= knownAt, not retracted by then), and is not expired (a
+ * successor retired as not true, or past its life, replaces nothing).
+ * The old row's own status and validity do not matter, so formation may
+ * write only the successor and leave the old row active, in either order.
+ * Once begun, a successor keeps replacing even after it ended itself (say,
+ * superseded in turn): supersession is not undone by the next one.
+ * `asOf` and `knownAt` are SQL expressions (parameters) of timestamptz text.
+ * Uses beliefs_supersedes_idx (sql/0010_supersedes_index.sql).
+ */
+export function successorInForceSql(n: string, old: string, asOf: string, knownAt: string): string {
+  return `${n}.tenant_id = ${old}.tenant_id AND ${n}.principal_id = ${old}.principal_id
+      AND ${n}.supersedes @> ARRAY[${old}.belief_id] AND ${n}.belief_id <> ${old}.belief_id
+      AND ${n}.status <> 'expired'
+      AND ${n}.valid_from <= ${asOf}::timestamptz
+      AND ${n}.recorded_at <= ${knownAt}::timestamptz
+      AND (${n}.retracted_at IS NULL OR ${n}.retracted_at > ${knownAt}::timestamptz)`;
 }

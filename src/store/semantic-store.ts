@@ -162,6 +162,7 @@ export class SemanticStore {
    * `vector` by cosine distance, ties by belief id. The hard filter comes
    * first in the WHERE clause and the scan is exact (no ANN index), so the
    * candidate cap applies only to this principal's eligible beliefs.
+   * Beliefs less similar than `minSimilarity` are not candidates.
    * arm_score is the cosine similarity.
    */
   async semanticCandidates(
@@ -169,6 +170,7 @@ export class SemanticStore {
     embedder: string,
     vector: readonly number[],
     cap: number,
+    minSimilarity: number,
     options?: QueryOptions,
   ): Promise<ArmCandidate[]> {
     const p = new SqlParams();
@@ -180,6 +182,7 @@ export class SemanticStore {
         ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
       WHERE ${where}
         AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+        AND (e.embedding <=> ${query}::vector) <= ${p.add(1 - minSimilarity)}::float8
       ORDER BY distance, b.belief_id
       LIMIT ${p.add(cap)}`;
     const rows = await this.db.query(text, p.values, options);

@@ -417,8 +417,9 @@ function namesSubjects(trace: RecallTrace): boolean {
 }
 
 /**
- * Counts a miss for each named subject the recall rendered nothing about and
- * clears the hints of the subjects it answered. Subjects are compared under
+ * Counts a miss for each named subject the recall holds nothing about above
+ * the floor (nothing rendered, nothing dropped for budget) and clears the
+ * hints of the subjects it holds something about. Subjects are compared under
  * all their aliases, keyed by the canonical subject.
  */
 async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Promise<void> {
@@ -440,9 +441,11 @@ async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Pr
   );
   const asNamed = new Map(trace.query.subjects.map((s) => [s.toLowerCase(), s]));
   const asked: AskedSubject[] = groups.map((g) => ({ asked: asNamed.get(g.asked) ?? g.asked, canonical: g.canonical, names: g.names }));
-  const returned = new Set(trace.returned);
-  const rendered = trace.ranked!.filter((r) => returned.has(r.beliefId)).map((r) => r.subject);
-  const { missed, answered } = recallMisses(asked, rendered);
+  // Held: rendered, or ranked above the floor and dropped only for the item or token budget. The
+  // store has a belief about those subjects, so re-deriving them would ask formation for what it has.
+  const held = new Set([...trace.returned, ...(trace.droppedForBudget ?? [])]);
+  const heldSubjects = trace.ranked!.filter((r) => held.has(r.beliefId)).map((r) => r.subject);
+  const { missed, answered } = recallMisses(asked, heldSubjects);
   if (answered.length > 0) {
     await tx.query(`DELETE FROM rederivation_hints WHERE tenant_id = $1 AND principal_id = $2 AND subject_key = ANY($3::text[])`, [
       p.tenantId,

@@ -4,6 +4,7 @@ import { asHeldThen, isHistorical } from "../recall/hard-filter.js";
 import { RETRIEVAL_POLICY, type RetrievalPolicy } from "../recall/policy.js";
 import { isCarried } from "../recall/rank.js";
 import { renderBlock } from "../recall/render.js";
+import { scanStatements } from "../recall/safety.js";
 
 /**
  * Trace faithfulness: the belief ids a trace lists, rendered again with the
@@ -24,7 +25,11 @@ export function policyForVersion(version: string): RetrievalPolicy {
 }
 
 /** Renders the trace's returned beliefs, in its order, as the pipeline rendered them. */
-export function rerender(trace: RecallTrace, beliefs: readonly StoredBelief[], policy = policyForVersion(trace.retrievalPolicyVersion)): string {
+export async function rerender(
+  trace: RecallTrace,
+  beliefs: readonly StoredBelief[],
+  policy = policyForVersion(trace.retrievalPolicyVersion),
+): Promise<string> {
   const byId = new Map(beliefs.map((b) => [b.beliefId, b]));
   // As the pipeline did: a historical query bands each belief with the lifecycle it had at as_of.
   const historical = isHistorical(trace.query, trace.createdAt);
@@ -33,14 +38,15 @@ export function rerender(trace: RecallTrace, beliefs: readonly StoredBelief[], p
     if (!belief) throw new Error(`belief ${id} of trace ${trace.id} is missing`);
     return asHeldThen(belief, historical);
   });
-  const lines = returned.map((b) => {
+  const verdicts = await scanStatements(returned);
+  const lines = returned.map((b, i) => {
     // Conflict partners are linked in either direction; the pipeline admits partners together,
     // so a rendered belief's marker names exactly its partners among the rendered ones.
     const partners = returned
       .filter((o) => o.beliefId !== b.beliefId && (b.conflictsWith.includes(o.beliefId) || o.conflictsWith.includes(b.beliefId)))
       .map((o) => o.beliefId)
       .sort();
-    return beliefLine(b, isCarried(b, trace.query.currentScope), partners, policy);
+    return beliefLine(b, isCarried(b, trace.query.currentScope), partners, policy, verdicts[i]!);
   });
   // The header names the version as recorded (with the ownership tag, when the query had it).
   const version = trace.retrievalPolicyVersion === `${policy.version}${policy.ownedResources.tag}` ? trace.retrievalPolicyVersion : policy.version;

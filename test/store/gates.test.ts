@@ -131,6 +131,40 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
     }
   });
 
+  it("gate 1 currency: a successor written on its own supersedes the old belief, whichever row was written last", async () => {
+    const tabs = fixtureBeliefId("andy-tabs");
+    const since = new Date("2026-06-01T10:00:00Z");
+    // Words that match the old statement and not the new one: only the hard filter can keep the old one out.
+    const question = { text: "Tabs or not, in TypeScript?" };
+    for (const order of ["successor-last", "old-last"] as const) {
+      const { p, beliefs } = await copyOfAndy(`gate1-${order}`);
+      const old = beliefs.find((b) => b.beliefId === tabs)!;
+      const spaces = randomUUID();
+      // Formation writes only the successor and leaves the old row active.
+      const successor = { ...old, beliefId: spaces, statement: "Two-space indent from now on.", sourceEpisodeIds: [], supersedes: [tabs], validFrom: since, recordedAt: since, lastEvidenceAt: since };
+      const deps = benchmarkDeps(store(), RETRIEVAL_POLICY, () => END);
+      const opened = await ask(p, { moment: "snapshot", text: "Review my TypeScript pull request" }, { deps, sessionId: `gate1-${order}` });
+      expect(opened.result.items.map((i) => i.beliefId), order).toContain(tabs);
+      await applyWrite(store(), p, { kind: "write", at: since, beliefs: [successor] });
+      if (order === "old-last") await applyWrite(store(), p, { kind: "write", at: since, beliefs: [{ ...old, evidenceCount: old.evidenceCount + 1 }] });
+      expect((await store().beliefsById(p, [tabs]))[0]!.status).toBe("active");
+
+      for (const moment of MOMENTS) {
+        const { result } = await ask(p, { moment, ...question }, { deps });
+        expect(result.items.map((i) => i.beliefId), `${order}, ${moment}`).not.toContain(tabs);
+      }
+      // The session that saw the old belief in its snapshot is told, ahead of the block.
+      const turn = await ask(p, question, { deps, sessionId: `gate1-${order}`, watermark: opened.result.snapshotWatermark, turnId: `gate1-${order}-t1` });
+      expect(turn.result.corrections, order).toEqual([{ beliefId: tabs, supersededBy: spaces, noLongerHoldsAsOf: since }]);
+      expect(turn.result.rendered.startsWith(`correction: [${shortId(tabs)}] no longer holds`), order).toBe(true);
+      expect(turn.result.items.map((i) => i.beliefId), order).not.toContain(tabs);
+      // History before the successor began still has the old belief.
+      const then = await ask(p, { ...question, asOf: new Date("2026-05-01T00:00:00Z") }, { deps });
+      expect(then.result.items.map((i) => i.beliefId), order).toContain(tabs);
+      expect(then.result.items.map((i) => i.beliefId), order).not.toContain(spaces);
+    }
+  });
+
   it("gate 2 historical correctness: an as_of query returns what was believed then", async () => {
     const cases: [string, string][] = [
       ["2026-02-01T00:00:00Z", "andy-coffee-milk"],
@@ -222,7 +256,7 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
         const { result } = await ask(session.principal, { ...step }, { turnId: `gate5/${step.id}` });
         const trace = (await store().getTrace(session.principal, result.traceId))!;
         expect(trace.renderedSha256, step.id).toBe(sha256(result.rendered));
-        const again = rerender(trace, await store().beliefsById(session.principal, trace.returned));
+        const again = await rerender(trace, await store().beliefsById(session.principal, trace.returned));
         expect(sha256(again), step.id).toBe(trace.renderedSha256);
         checked += 1;
       }

@@ -8,6 +8,7 @@ import { EmbedderError, type Embedder } from "../../src/embed/embedder.js";
 import { EmbeddingBackfill } from "../../src/embed/embedding-backfill.js";
 import { hashedEmbedder } from "../../src/embed/hashed-embedder.js";
 import { semanticArm } from "../../src/recall/arms/semantic.js";
+import { DEFAULT_SEMANTIC_SIMILARITY } from "../../src/recall/semantic-calibration.js";
 import { enableSemantic, SemanticStore } from "../../src/store/semantic-store.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
 import { capturingLogger, pipelineDeps, requested, runRecall } from "../support/pipeline.js";
@@ -49,7 +50,7 @@ describe("semantic arm (pglite with pgvector)", () => {
 
   const search = async (p: Principal, text: string, o: FilterOptions & { cap?: number } = {}) => {
     const [vector] = await embedder.embed([text]);
-    const rows = await semantic.semanticCandidates(filterFor(p, o), embedder.id, vector!, o.cap ?? 100);
+    const rows = await semantic.semanticCandidates(filterFor(p, o), embedder.id, vector!, o.cap ?? 100, -1);
     return rows.map((r) => r.belief.beliefId);
   };
 
@@ -124,11 +125,11 @@ describe("semantic arm (pglite with pgvector)", () => {
     const closest = belief({ beliefId: id1, subject: "Andy", statement: "Andy prefers concise prose writing" });
     await store().putBeliefs(p, [...tied, closest]);
     await embedAll(backfill(semantic));
-    const first = await semantic.semanticCandidates(filterFor(p), embedder.id, (await embedder.embed(["concise prose writing"]))[0]!, 10);
+    const first = await semantic.semanticCandidates(filterFor(p), embedder.id, (await embedder.embed(["concise prose writing"]))[0]!, 10, -1);
     expect(first.map((c) => c.belief.beliefId)).toEqual([id1, id2, id3]);
     expect(first[0]!.armScore).toBeGreaterThan(first[1]!.armScore);
     expect(first[1]!.armScore).toBe(first[2]!.armScore);
-    const again = await semantic.semanticCandidates(filterFor(p), embedder.id, (await embedder.embed(["concise prose writing"]))[0]!, 10);
+    const again = await semantic.semanticCandidates(filterFor(p), embedder.id, (await embedder.embed(["concise prose writing"]))[0]!, 10, -1);
     expect(again).toEqual(first);
   });
 
@@ -139,7 +140,7 @@ describe("semantic arm (pglite with pgvector)", () => {
     await embedAll(backfill(semantic));
     expect(await search(p, "editor vim")).toEqual([b.beliefId]);
     const other = hashedEmbedder(32);
-    expect(await semantic.semanticCandidates(filterFor(p), other.id, (await other.embed(["editor vim"]))[0]!, 10)).toEqual([]);
+    expect(await semantic.semanticCandidates(filterFor(p), other.id, (await other.embed(["editor vim"]))[0]!, 10, -1)).toEqual([]);
 
     await store().putBeliefs(p, [{ ...b, statement: "Andy's editor is Helix" }]);
     expect(await search(p, "editor helix")).toEqual([]);
@@ -294,19 +295,19 @@ describe("semantic arm (pglite with pgvector)", () => {
     });
 
     it("runs as the 'semantic' arm and is fused with the others", async () => {
-      const deps = { ...pipelineDeps(store(), { record: async () => {} }), semantic: { embedder, store: semantic } };
+      const deps = { ...pipelineDeps(store(), { record: async () => {} }), semantic: { embedder, store: semantic, similarity: DEFAULT_SEMANTIC_SIMILARITY.hashed } };
       const { result, trace } = await runRecall(deps, p, requested({ text: "How does veetbot deploy?" }));
       expect(result.armsDegraded).toEqual([]);
       expect(result.items.map((i) => i.beliefId)).toEqual([b.beliefId]);
       expect(result.items[0]!.arms).toContain("semantic");
       expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("semantic");
       // The ranking that ran is named: in the trace and in the rendered header.
-      expect(trace.retrievalPolicyVersion).toBe(`${RETRIEVAL_POLICY.version}+semantic@1`);
-      expect(result.rendered.split("\n")[0]).toMatch(/ policy="retrieval@\d+\+semantic@1">$/);
+      expect(trace.retrievalPolicyVersion).toBe(`${RETRIEVAL_POLICY.version}+semantic@2`);
+      expect(result.rendered.split("\n")[0]).toMatch(/ policy="retrieval@\d+\+semantic@2">$/);
     });
 
     it("an embedder outage degrades the arm, named in arms_degraded, never the recall", async () => {
-      const deps = { ...pipelineDeps(store(), { record: async () => {} }), semantic: { embedder: failing, store: semantic } };
+      const deps = { ...pipelineDeps(store(), { record: async () => {} }), semantic: { embedder: failing, store: semantic, similarity: DEFAULT_SEMANTIC_SIMILARITY.hashed } };
       const { result } = await runRecall(deps, p, requested({ text: "How does veetbot deploy?" }));
       expect(result.armsDegraded).toEqual(["semantic"]);
       expect(result.items.map((i) => i.beliefId)).toEqual([b.beliefId]);
@@ -314,7 +315,7 @@ describe("semantic arm (pglite with pgvector)", () => {
     });
 
     it("is not used for session snapshots, whose bytes must follow the store head alone", async () => {
-      const deps = { ...pipelineDeps(store(), { record: async () => {} }), semantic: { embedder, store: semantic } };
+      const deps = { ...pipelineDeps(store(), { record: async () => {} }), semantic: { embedder, store: semantic, similarity: DEFAULT_SEMANTIC_SIMILARITY.hashed } };
       const { trace } = await runRecall(deps, p, requested({ text: "How does veetbot deploy?" }), { kind: "snapshot" });
       expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("structured");
       expect(Object.keys(trace.armLatenciesMs ?? {})).not.toContain("semantic");
@@ -330,7 +331,7 @@ describe("semantic arm (pglite with pgvector)", () => {
     it("the arm embeds nothing for a query without text", async () => {
       const sent: string[] = [];
       const spying: Embedder = { ...embedder, embed: (texts, signal) => (sent.push(...texts), embedder.embed(texts, signal)) };
-      expect(await semanticArm({ embedder: spying, store: semantic }, filterFor(p), "  ", 10).run(new AbortController().signal)).toEqual([]);
+      expect(await semanticArm({ embedder: spying, store: semantic, similarity: DEFAULT_SEMANTIC_SIMILARITY.hashed }, filterFor(p), "  ", 10).run(new AbortController().signal)).toEqual([]);
       expect(sent).toEqual([]);
     });
   });

@@ -148,7 +148,7 @@ export function recallTrace(overrides: Partial<RecallTrace> = {}): RecallTrace {
     droppedForBudgetCount: 0,
     blocked: [],
     carriedIn: [],
-    retrievalPolicyVersion: "retrieval@4",
+    retrievalPolicyVersion: "retrieval@5",
     createdAt: new Date("2026-03-04T05:06:08.123Z"),
     operatorFieldsExpireAt: new Date("2026-03-11T05:06:08.123Z"),
     ranked: returned.map((id) => recalledBelief(id)),

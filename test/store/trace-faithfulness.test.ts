@@ -63,7 +63,7 @@ describe.each(STORE_KINDS)("trace faithfulness ($kind)", ({ open }) => {
     const trace = (await store().getTrace(p, result.traceId)) as RecallTrace;
     expect(trace.renderedSha256).toBe(sha256(result.rendered));
     const beliefs = await store().beliefsById(p, trace.returned);
-    const again = rerender(trace, beliefs);
+    const again = await rerender(trace, beliefs);
     expect(again).toBe(result.rendered);
     expect(sha256(again)).toBe(trace.renderedSha256);
   });
@@ -83,8 +83,8 @@ describe.each(STORE_KINDS)("trace faithfulness ($kind)", ({ open }) => {
     await store().putBeliefs(q, [b]);
     const { result } = await runRecall(deps, q, requested({ text: "Kobo e-reader" }));
     const trace = (await store().getTrace(q, result.traceId))!;
-    expect(sha256(rerender(trace, await store().beliefsById(q, trace.returned)))).toBe(trace.renderedSha256);
+    expect(sha256(await rerender(trace, await store().beliefsById(q, trace.returned)))).toBe(trace.renderedSha256);
     await store().putBeliefs(q, [{ ...b, statement: "Andy reads on a Kindle." }]);
-    expect(sha256(rerender(trace, await store().beliefsById(q, trace.returned)))).not.toBe(trace.renderedSha256);
+    expect(sha256(await rerender(trace, await store().beliefsById(q, trace.returned)))).not.toBe(trace.renderedSha256);
   });
 });

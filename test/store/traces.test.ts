@@ -148,6 +148,19 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
       expect(hit.result.items).toHaveLength(1);
       expect(await store().traces.rederivationHints(p, { minMisses: 1 })).toEqual([]);
     });
+
+    it("a subject whose belief ranked above the floor and was dropped only for the budget is not a miss", async () => {
+      const p = newPrincipal();
+      const andy = belief({ subject: "Andy", statement: "Andy prefers tea.", confidence: 0.95 });
+      const bea = belief({ subject: "Bea", statement: "Bea prefers coffee.", confidence: 0.6, authority: "inferred" });
+      await store().putBeliefs(p, [andy, bea]);
+      const { result, trace } = await runRecall(deps, p, requested({ subjects: ["Andy", "Bea", "Cleo"], maxItems: 1 }));
+      expect(result.items.map((i) => i.beliefId)).toEqual([andy.beliefId]);
+      expect(trace.droppedForBudget).toEqual([bea.beliefId]);
+      // The store holds a belief about Bea above the floor: only Cleo, of whom it holds nothing, is a miss.
+      const hints = await store().traces.rederivationHints(p, { minMisses: 1 });
+      expect(hints.map((h) => h.subjectKey)).toEqual(["cleo"]);
+    });
   });
 
   describe("feedback on citations", () => {

@@ -247,7 +247,22 @@ describe("loadConfig: the semantic arm", () => {
     });
   });
 
+  it("calibrates the semantic arm's similarities per embedder kind, overridable", () => {
+    expect(loadConfig(openai).semantic!.similarity).toEqual({ min: 0.3, full: 0.6 });
+    expect(loadConfig({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "hashed" }).semantic!.similarity).toEqual({ min: 0.2, full: 0.5 });
+    const ada = loadConfig({ ...openai, RECALL_SEMANTIC_MIN_SIMILARITY: "0.78", RECALL_SEMANTIC_FULL_SIMILARITY: "0.88" });
+    expect(ada.semantic!.similarity).toEqual({ min: 0.78, full: 0.88 });
+  });
+
+  it("refuses a full similarity that is not above the minimum, naming it", () => {
+    expect(configError({ ...openai, RECALL_SEMANTIC_MIN_SIMILARITY: "0.7" }).message).toContain(
+      "RECALL_SEMANTIC_FULL_SIMILARITY: must be greater than RECALL_SEMANTIC_MIN_SIMILARITY (0.7)",
+    );
+  });
+
   it.each([
+    ["RECALL_SEMANTIC_MIN_SIMILARITY", "1.5"],
+    ["RECALL_SEMANTIC_FULL_SIMILARITY", "high"],
     ["RECALL_SEMANTIC", "yes"],
     ["RECALL_EMBEDDER", "word2vec"],
     ["RECALL_EMBEDDINGS_URL", "ftp://embeddings.example"],

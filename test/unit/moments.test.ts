@@ -102,7 +102,7 @@ describe("snapshot cache", () => {
       snapshotCacheKey(p, recallQuery(), { ...ctx, sessionType: "async" }, 5, "retrieval@1"),
       snapshotCacheKey(p, recallQuery(), { ...ctx, contextWindowTokens: 8000 }, 5, "retrieval@1"),
       snapshotCacheKey(p, recallQuery(), { ...ctx, sensitivityCeiling: 1 }, 5, "retrieval@1"),
-      snapshotCacheKey(p, recallQuery(), ctx, 5, "retrieval@4"),
+      snapshotCacheKey(p, recallQuery(), ctx, 5, "retrieval@5"),
     ]) {
       expect(other).not.toBe(base);
     }

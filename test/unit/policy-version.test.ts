@@ -11,6 +11,7 @@ const PINNED: Record<string, string> = {
   "retrieval@2": "c8902b6d76e82a87de76f5dd99da9ae551da9b6270d25fe44daf07f4e7864e6e",
   "retrieval@3": "db5a6eac2c18759e9dcd13567872fb22a40e4cd28c74d58c46fe631b2460790c",
   "retrieval@4": "37f663ece2471eacb20805cd67e10299d551f0fa36981d6efd37c3610f50410d",
+  "retrieval@5": "690391a3a92f8fbca91f3c6cdc21f12567eccd99ab5c6f7572c5084cf4a4c5f8",
 };
 
 describe("retrieval policy version", () => {

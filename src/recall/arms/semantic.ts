@@ -1,18 +1,21 @@
 import type { Embedder } from "../../embed/embedder.js";
 import type { SemanticStore } from "../../store/semantic-store.js";
+import type { SemanticSimilarity } from "../semantic-calibration.js";
 import type { EligibilityFilter } from "../hard-filter.js";
 import type { RecallArm } from "./arm.js";
 
-/** What the semantic arm needs: the embedder of the stored vectors and their store. */
+/** What the semantic arm needs: the embedder of the stored vectors, their store, and what a similarity is worth. */
 export interface SemanticSearch {
   embedder: Embedder;
   store: SemanticStore;
+  similarity: SemanticSimilarity;
 }
 
 /**
  * Semantic arm (optional, RECALL_SEMANTIC=on): embeds the query text under
  * the recall's deadline, then one SQL query over the principal's eligible,
- * embedded beliefs by cosine distance. An embedder outage fails the arm,
+ * embedded beliefs by cosine distance, none below the calibrated minimum
+ * similarity (semantic-calibration.ts). An embedder outage fails the arm,
  * which the pipeline reports in arms_degraded; the recall goes on without it.
  */
 export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter, text: string | null, cap: number): RecallArm {
@@ -21,7 +24,7 @@ export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter,
     async run(signal) {
       if (!text || text.trim() === "") return [];
       const [vector] = await semantic.embedder.embed([text], signal);
-      return semantic.store.semanticCandidates(filter, semantic.embedder.id, vector!, cap, { signal });
+      return semantic.store.semanticCandidates(filter, semantic.embedder.id, vector!, cap, semantic.similarity.min, { signal });
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Principal } from "../domain/model.js";
 import type { CandidateRouter, CandidateSource } from "../recall/candidate-source.js";
 import type { SqlClient } from "../store/sql-client.js";
+import { beforeDeadline, storeDeadline, StoreTimeoutError } from "../store/store-deadline.js";
 import { listenForRowChanges } from "./change-feed.js";
 import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
@@ -117,7 +118,17 @@ export class PrincipalIndexes implements CandidateRouter {
       if (this.enabled) this.scheduleLoad(p);
       return this.store.candidates;
     }
-    if (entry.index.position < target) await this.update(key, entry, target, []);
+    if (entry.index.position < target) {
+      try {
+        await this.updateBeforeDeadline(key, entry, target, []);
+      } catch {
+        // A delta that cannot land in time (a stalled store) must not hold the call past its deadline:
+        // the index goes, and SQL answers (or reports the store UNAVAILABLE) within the deadline.
+        this.drop(p);
+        this.stats.sqlFallbacks += 1;
+        return this.store.candidates;
+      }
+    }
     entry.verifiedAt = this.clock();
     this.stats.hits += 1;
     return entry.index;
@@ -159,7 +170,7 @@ export class PrincipalIndexes implements CandidateRouter {
     const entry = this.lru.get(key);
     if (!entry) return;
     try {
-      await this.update(key, entry, null, beliefIds);
+      await this.updateBeforeDeadline(key, entry, null, beliefIds);
       entry.verifiedAt = this.clock();
     } catch {
       this.drop(p);
@@ -211,6 +222,11 @@ export class PrincipalIndexes implements CandidateRouter {
       this.failedAt.set(key, this.clock());
       this.options.onLoadError?.(p, error);
     }
+  }
+
+  /** `update`, waited for no longer than the call's store deadline (an earlier delta may be stuck in the chain). */
+  private updateBeforeDeadline(key: string, entry: Entry, target: number | null, beliefIds: readonly string[]): Promise<void> {
+    return beforeDeadline(this.update(key, entry, target, beliefIds), storeDeadline(), () => new StoreTimeoutError());
   }
 
   private update(key: string, entry: Entry, target: number | null, beliefIds: readonly string[]): Promise<void> {

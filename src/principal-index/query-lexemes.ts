@@ -12,7 +12,8 @@ import { stem } from "porter2";
  *   the project's data, test/store/query-lexemes.test.ts);
  * - ASCII digits, or a letter followed by letters and digits, are `uint`/`numword`, which
  *   the configuration maps to the `simple` dictionary: the term itself;
- * - anything else (non-ASCII letters or digits) is not decided here: the
+ * - anything else (non-ASCII letters or digits), and words whose stem
+ *   depends on the Snowball release (undoubling), are not decided here: the
  *   caller asks PostgreSQL (undefined).
  */
 
@@ -28,9 +29,17 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(" "),
 );
 
+const UNDOUBLING = /(bb|dd|ff|gg|mm|nn|pp|rr|tt)(ed|edly|ing|ingly)$/;
+
 /** The term's lexeme; null when PostgreSQL drops it (a stop word); undefined when only PostgreSQL can tell. */
 export function termLexeme(term: string): string | null | undefined {
-  if (/^[a-z]+$/.test(term)) return ENGLISH_STOP_WORDS.has(term) ? null : stem(term);
+  if (/^[a-z]+$/.test(term)) {
+    if (ENGLISH_STOP_WORDS.has(term)) return null;
+    // Snowball releases differ on undoubling before -ed/-ing ("added": PostgreSQL 15 "ad", PGlite's
+    // PostgreSQL 17 "add"): left to the store's own stemmer.
+    if (UNDOUBLING.test(term)) return undefined;
+    return stem(term);
+  }
   // A leading digit can start a float ("5e9d3c11" parses as 5e9 and d3c11): left to PostgreSQL.
   if (/^[0-9]+$/.test(term) || /^[a-z][a-z0-9]*$/.test(term)) return term;
   return undefined;

@@ -5,15 +5,16 @@ import { withStoreDeadline } from "../store/store-deadline.js";
 
 /**
  * Bounds every store call of an RPC by the call's deadline (the same default
- * and maximum as the handlers use). The store must answer half a margin
- * before the client's deadline, so that a store that cannot be reached is
+ * and maximum as the handlers use). The store must answer a whole margin
+ * before the client's deadline (half a margin left too little time for the
+ * answer on a loaded machine), so that a store that cannot be reached is
  * reported as UNAVAILABLE (with whether anything was written) rather than
  * the client's own DEADLINE_EXCEEDED, which says nothing.
  */
 export function storeDeadlineInterceptor(deadline: { defaultMs: number; maxMs: number }): Interceptor {
   return (next) => async (req) => {
     const allowed = Math.min(Math.max(0, requestedTimeoutMs(req.header) ?? deadline.defaultMs), deadline.maxMs);
-    const at = Date.now() + allowed - deadlineMarginMs(allowed, RETRIEVAL_POLICY) / 2;
+    const at = Date.now() + allowed - deadlineMarginMs(allowed, RETRIEVAL_POLICY);
     const res = await withStoreDeadline(at, () => next(req));
     if (!res.stream) return res;
     // A streaming handler runs as its messages are read, outside this call: each read gets the deadline too.

@@ -43,6 +43,9 @@ describe.each(STORE_KINDS)("query lexemes match PostgreSQL's english configurati
     expect(termLexeme("x9")).toBe("x9");
     expect(termLexeme("2023")).toBe("2023");
     expect(termLexeme("the")).toBeNull();
-    expect(termLexeme("running")).toBe("run");
+    expect(termLexeme("runs")).toBe("run");
+    // Undoubling before -ed/-ing differs between Snowball releases: the store decides.
+    expect(termLexeme("running")).toBeUndefined();
+    expect(termLexeme("added")).toBeUndefined();
   });
 });

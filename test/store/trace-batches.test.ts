@@ -102,7 +102,7 @@ describe.each(STORE_KINDS)("trace batches and reused renders ($kind)", ({ open }
       expect(back).toMatchObject({ sessionId: "s2", turnId: "t2", reusesTraceId: original.result.traceId, returned: stored.returned });
       // Faithful: the hit's own trace re-renders to the bytes it was answered with.
       expect(back.renderedSha256).toBe(sha256(hit.result.rendered));
-      expect(rerender(back, await store().beliefsById(p, back.returned))).toBe(hit.result.rendered);
+      expect(await rerender(back, await store().beliefsById(p, back.returned))).toBe(hit.result.rendered);
     });
 
     it("never reads a render of another principal through a reference", async () => {

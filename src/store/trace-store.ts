@@ -64,8 +64,12 @@ export class TraceStore {
   async recordBatch(batch: readonly { principal: Principal; trace: RecallTrace }[]): Promise<Set<string>> {
     if (batch.length === 0) return new Set();
     // One statement per tenant (a sidecar's batch is almost always one), so each routes to one shard.
-    const byTenant = new Map<string, typeof batch>();
-    for (const item of batch) byTenant.set(item.principal.tenantId, [...(byTenant.get(item.principal.tenantId) ?? []), item]);
+    const byTenant = new Map<string, { principal: Principal; trace: RecallTrace }[]>();
+    for (const item of batch) {
+      const group = byTenant.get(item.principal.tenantId);
+      if (group) group.push(item);
+      else byTenant.set(item.principal.tenantId, [item]);
+    }
     const write = async (db: SqlClient) => {
       const written = new Set<string>();
       for (const [tenantId, items] of byTenant) {

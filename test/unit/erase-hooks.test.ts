@@ -3,13 +3,14 @@ import type { Principal, RecallQuery } from "../../src/domain/model.js";
 import { HeadTracker } from "../../src/moments/head-tracker.js";
 import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
 import { snapshotCacheKey, snapshotKeyPrefix } from "../../src/moments/snapshot.js";
+import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import type { MemoryStore } from "../../src/store/memory-store.js";
 import { recallQuery } from "../support/fixtures.js";
 
 /** What an erasure does in process: the principal's cached snapshots go, and listeners hear of it once. */
 describe("erasure hooks", () => {
   const ctx = { sessionType: "interactive" as const, contextWindowTokens: 200_000, sensitivityCeiling: 2 as const };
-  const key = (p: Principal, watermark: number, q: RecallQuery = recallQuery()) => snapshotCacheKey(p, q, ctx, watermark, "retrieval@4");
+  const key = (p: Principal, watermark: number, q: RecallQuery = recallQuery()) => snapshotCacheKey(p, q, ctx, watermark, RETRIEVAL_POLICY.version);
 
   it("drops every cached snapshot of the erased principal and no one else's, even a principal whose id extends it", () => {
     const cache = new SnapshotCache<string>(1_000_000, (v) => v.length);

@@ -111,6 +111,11 @@ describe.each(VARIANTS)("three sidecars on one database ($name)", ({ pooled }) =
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
       const tenants = identities.map((me) => me.tenant);
+      // Traces are written in batches a few milliseconds after the reply: wait until all three are stored.
+      await until(async () => {
+        const stored = await sql`SELECT count(*)::int AS n FROM recall_traces WHERE tenant_id = ANY(${tenants})`;
+        return Number(stored[0]!.n) >= 3;
+      });
       const due = await sql`UPDATE recall_traces SET operator_fields_expire_at = now() - interval '1 minute'
         WHERE tenant_id = ANY(${tenants}) RETURNING 1`;
       expect(due.length).toBeGreaterThanOrEqual(3);

@@ -47,7 +47,6 @@ async function cpuTimeMs(pid: number | undefined): Promise<number> {
 }
 
 async function startOnce(env: Record<string, string>): Promise<Start> {
-  const spawnedAt = Date.now();
   const t0 = performance.now();
   const child = spawn(process.execPath, [CLI, "serve"], {
     env: { PATH: process.env.PATH ?? "", RECALL_PORT: "0", RECALL_LOG_LEVEL: "info", RECALL_TRACE_SWEEP_INTERVAL_MS: "0", ...env },
@@ -55,16 +54,17 @@ async function startOnce(env: Record<string, string>): Promise<Start> {
   });
   const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
   let log = "";
+  // Both times are taken when the line reaches us, on one clock: the log's own "time" is ISO 8601
+  // wall-clock text, a clock the spawn time would have to be read from too.
+  let storeReadyMs = Number.NaN;
   const result = await new Promise<Omit<Start, "cpuMs">>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no SERVING within 60 s:\n${log}`)), 60_000);
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
       log += chunk;
+      if (Number.isNaN(storeReadyMs) && log.includes('"store ready"')) storeReadyMs = performance.now() - t0;
       if (!log.includes('"recall sidecar listening"')) return;
-      const servingMs = performance.now() - t0;
       clearTimeout(timer);
-      const ready = log.split("\n").find((l) => l.includes('"store ready"'));
-      const readyAt = ready ? (JSON.parse(ready) as { time: number }).time : Number.NaN;
-      resolve({ storeReadyMs: readyAt - spawnedAt, servingMs });
+      resolve({ storeReadyMs, servingMs: performance.now() - t0 });
     });
     void exited.then((code) => reject(new Error(`sidecar exited with ${code}:\n${log}`)));
   });

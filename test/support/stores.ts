@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/migrate.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import { createPgliteClient, pgliteExtensions, pgliteVectorExtensions } from "../../src/store/pglite-client.js";
+import { loadPgliteTemplate } from "../../src/store/pglite-template.js";
 import { createPostgresClient } from "../../src/store/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { loadParser, routingChecked, type RoutingLog } from "./statement-routing.js";
@@ -37,7 +37,7 @@ async function checkedStore(client: SqlClient): Promise<{ store: MemoryStore; ro
 
 export async function freshPglite(): Promise<TestStore> {
   const tar = await readFile(inject("pgliteTemplate"));
-  const db = await PGlite.create({ loadDataDir: new Blob([tar]), extensions: pgliteExtensions });
+  const db = await loadPgliteTemplate(tar, pgliteExtensions);
   const { store, routing } = await checkedStore(createPgliteClient(db));
   return { kind: "pglite", store, routing, dispose: () => store.db.close() };
 }
@@ -45,7 +45,7 @@ export async function freshPglite(): Promise<TestStore> {
 /** PGlite with pgvector loaded (the semantic arm's store); the semantic schema is not applied yet. */
 export async function freshPgliteWithVector(): Promise<TestStore> {
   const tar = await readFile(inject("pgliteTemplate"));
-  const db = await PGlite.create({ loadDataDir: new Blob([tar]), extensions: pgliteVectorExtensions });
+  const db = await loadPgliteTemplate(tar, pgliteVectorExtensions);
   const { store, routing } = await checkedStore(createPgliteClient(db));
   return { kind: "pglite", store, routing, dispose: () => store.db.close() };
 }

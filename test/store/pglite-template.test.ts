@@ -1,0 +1,51 @@
+import { readFile } from "node:fs/promises";
+import { describe, expect, inject, it } from "vitest";
+import { pgliteExtensions } from "../../src/store/pglite-client.js";
+import { loadPgliteTemplate } from "../../src/store/pglite-template.js";
+import { withoutTarEntries } from "../../src/store/tar-entries.js";
+
+/** The slimmed template (docs/adr/0007): what it leaves out must not be missed by a store loaded from it. */
+describe("the PGlite template", () => {
+  it("holds one database and one WAL segment, loads with small shared buffers, and keeps writing past its segment", async () => {
+    const tar = await readFile(inject("pgliteTemplate"));
+    const wal = tarNames(tar).filter((n) => /pg_wal\/[0-9A-F]{24}$/.test(n));
+    expect(wal).toHaveLength(1);
+    const db = await loadPgliteTemplate(tar, pgliteExtensions);
+    try {
+      const { rows } = await db.query<Record<string, string>>(
+        `SELECT current_setting('shared_buffers') AS buffers, current_setting('wal_segment_size') AS segment,
+                (SELECT string_agg(datname, ',') FROM pg_database) AS databases,
+                (SELECT string_agg(extname, ',' ORDER BY extname) FROM pg_extension) AS extensions`,
+      );
+      expect(rows[0]).toEqual({ buffers: "16MB", segment: "1MB", databases: "postgres", extensions: "btree_gin,pg_trgm,plpgsql" });
+      // About 3 MB of WAL: segments the dump left out are created as they are needed.
+      await db.exec("CREATE TABLE wal_filler AS SELECT repeat(md5(g::text), 40) AS t FROM generate_series(1, 2000) g; CHECKPOINT");
+      expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM wal_filler")).rows[0]!.n).toBe(2000);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("drops tar entries by name and copies the others byte for byte", async () => {
+    const tar = new Uint8Array(await readFile(inject("pgliteTemplate")));
+    const names = tarNames(tar);
+    const slim = withoutTarEntries(tar, (n) => n.startsWith("/base/"));
+    expect(tarNames(slim)).toEqual(names.filter((n) => !n.startsWith("/base/")));
+    // Keeping everything gives the same bytes (Buffer.equals: vitest's deep equality over 10 MB takes a minute).
+    const all = withoutTarEntries(tar, () => false);
+    expect(Buffer.from(all).equals(Buffer.from(tar.subarray(0, all.length)))).toBe(true);
+    expect(tar.subarray(all.length).every((b) => b === 0)).toBe(true);
+  });
+});
+
+/** Entry names, read the simple way: every header block that follows the previous entry's data. */
+function tarNames(tar: Uint8Array): string[] {
+  const names: string[] = [];
+  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
+    const header = Buffer.from(tar.subarray(at, at + 512));
+    names.push(header.toString("latin1", 0, 100).replace(/\0.*$/s, ""));
+    const size = header[156] === 0x35 ? 0 : parseInt(header.toString("latin1", 124, 136).replace(/\0.*$/s, "").trim() || "0", 8);
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return names;
+}

@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import { createLogger } from "../logger.js";
 import { startSidecar, type Sidecar } from "../main.js";
-import { EPHEMERAL_DATA_DIR } from "../store/pglite-template.js";
+import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
 
 /**
  * Runs the sidecar until SIGTERM or SIGINT, then shuts down gracefully.

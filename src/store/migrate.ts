@@ -11,6 +11,9 @@ export interface Migration {
 /** sql/ at the package root, from src/store or dist/store alike. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../sql/", import.meta.url));
 
+/** A migration's name in the PGlite template's manifest (store/pglite-template.ts): "0001_initial". */
+export const migrationKey = (m: Migration) => `${String(m.version).padStart(4, "0")}_${m.name}`;
+
 /** Arbitrary constant naming recall's migration lock among other advisory locks. */
 const MIGRATION_LOCK_KEY = 7_311_046_211;
 

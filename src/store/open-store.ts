@@ -2,11 +2,10 @@ import { mkdir } from "node:fs/promises";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { MemoryStore } from "./memory-store.js";
-import { loadMigrations, migrate } from "./migrate.js";
+import { loadMigrations, migrate, migrationKey } from "./migrate.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import { createPgliteClient, openPglite } from "./pglite-client.js";
-import { EPHEMERAL_DATA_DIR, migrationKey, openEphemeralPglite } from "./pglite-template.js";
-import { createPostgresClient } from "./postgres-client.js";
+import { EPHEMERAL_DATA_DIR, takePgliteWorker } from "./ephemeral-start.js";
+import { pgliteWorkerClient } from "./pglite-worker-client.js";
 import { enableSemantic } from "./semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
 import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
@@ -14,7 +13,9 @@ import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
 /**
  * Opens the configured store and brings its schema up to date; with
  * `semantic`, also the semantic arm's optional schema (refused, with a
- * ConfigError naming the fix, where pgvector is not available).
+ * ConfigError naming the fix, where pgvector is not available). Each kind's
+ * driver is imported when that kind is opened: a start loads only its own
+ * (the ephemeral store's PGlite loads in its worker thread).
  */
 export async function openStore(
   config: Config["store"],
@@ -25,14 +26,16 @@ export async function openStore(
   let fromTemplate: boolean | undefined;
   let templateMigrations: string[] | null = null;
   if (config.kind === "postgres") {
+    const { createPostgresClient } = await import("./postgres-client.js");
     client = createPostgresClient(config.url, config.poolMax, { prepare: config.pooler === "none" });
   } else if (config.dataDir === EPHEMERAL_DATA_DIR) {
-    const ephemeral = await openEphemeralPglite({ vector: options.semantic ?? false });
-    client = createPgliteClient(ephemeral.db);
+    const ephemeral = await openEphemeral(options.semantic ?? false);
+    client = ephemeral.client;
     fromTemplate = ephemeral.fromTemplate;
     templateMigrations = ephemeral.migrations;
     if (!fromTemplate) logger.warn("no PGlite template (run npm run build): the ephemeral store is created and migrated at start");
   } else {
+    const { createPgliteClient, openPglite } = await import("./pglite-client.js");
     const dataDir = config.dataDir;
     await mkdir(dataDir, { recursive: true }).catch((error: unknown) => {
       throw pgliteOpenError(error, dataDir);
@@ -59,4 +62,13 @@ export async function openStore(
     throw config.kind === "postgres" ? postgresOpenError(error, config.url) : error;
   }
   return new MemoryStore(options.instrument ? options.instrument(client) : client);
+}
+
+/** The ephemeral store in its worker thread (prestarted, or started now); in process where the worker was never built. */
+async function openEphemeral(vector: boolean): Promise<{ client: SqlClient; fromTemplate: boolean; migrations: string[] | null }> {
+  const worker = takePgliteWorker(vector);
+  if (worker) return pgliteWorkerClient(worker);
+  const [{ openEphemeralPglite }, { createPgliteClient }] = await Promise.all([import("./pglite-template.js"), import("./pglite-client.js")]);
+  const { db, ...template } = await openEphemeralPglite({ vector });
+  return { client: createPgliteClient(db), ...template };
 }

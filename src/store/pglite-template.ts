@@ -12,16 +12,12 @@ import { withoutTarEntries } from "./tar-entries.js";
  * start-up; loading a dump skips it. See docs/adr/0007.
  */
 
-/** RECALL_DATA_DIR value (and `recall serve --ephemeral`) for the in-memory store. */
-export const EPHEMERAL_DATA_DIR = "memory://";
 
 /** Build output at the package root, found from src/store and dist/store alike. */
 export const PGLITE_TEMPLATE_PATH = fileURLToPath(new URL("../../dist/pglite-template.tar", import.meta.url));
 /** Beside it: the migrations the template holds, so a start can tell it needs none (JSON list of "0001_initial", …). */
 export const PGLITE_TEMPLATE_MANIFEST = fileURLToPath(new URL("../../dist/pglite-template.json", import.meta.url));
 
-/** A migration's name in the manifest. */
-export const migrationKey = (m: Migration) => `${String(m.version).padStart(4, "0")}_${m.name}`;
 
 /**
  * PGlite's start parameters for a database loaded from the template. Its

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { loadMigrations } from "./migrate.js";
-import { buildPgliteTemplate, migrationKey, PGLITE_TEMPLATE_MANIFEST, PGLITE_TEMPLATE_PATH } from "./pglite-template.js";
+import { loadMigrations, migrationKey } from "./migrate.js";
+import { buildPgliteTemplate, PGLITE_TEMPLATE_MANIFEST, PGLITE_TEMPLATE_PATH } from "./pglite-template.js";
 
 /**
  * Build step (`npm run build`): writes the migrated PGlite template that the

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createRecallClient, type RecallClient } from "../sdk/client.js";
-import { EPHEMERAL_DATA_DIR } from "../store/pglite-template.js";
+import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
 import type { Fixture } from "./fixtures.js";
 
 /**

@@ -1,53 +1,13 @@
-import { loadConfig } from "../config.js";
-import { createLogger } from "../logger.js";
-import { startSidecar } from "../main.js";
-import { eraseEveryPrincipal } from "./reset-store.js";
-import { parseFixtures, writeFixtures, type Fixture } from "./fixtures.js";
+import { prestartEphemeralStore } from "../store/ephemeral-start.js";
 
 /**
- * The process behind startLocalSidecar (forked with an IPC channel): a real
- * sidecar, configured by the RECALL_* environment the parent set, plus a
- * control channel a production sidecar does not have: "reset" erases every
- * principal and writes the fixtures again. Messages:
- *   parent → child  { type: "fixtures", fixtures } (once, first), { type: "reset", id }, { type: "stop" }
- *   child → parent  { type: "ready", port }, { type: "reset-done", id } | { type: "reset-failed", id, message },
- *                   { type: "failed", message }
+ * The process behind startLocalSidecar (testing/sidecar-child-run.ts). As
+ * `recall serve` does, it starts an ephemeral store's worker thread before it
+ * imports the sidecar, and before the fixtures arrive (docs/adr/0007). The
+ * parent's first message is listened for at once: one that arrived while the
+ * rest was being imported would be lost.
  */
-
-type Inbound = { type: "fixtures"; fixtures: Fixture[] } | { type: "reset"; id: number } | { type: "stop" };
-
-const send = (message: object) => process.send?.(message);
-
-const first = await new Promise<Inbound>((resolve) => process.once("message", (m) => resolve(m as Inbound)));
-try {
-  if (first.type !== "fixtures") throw new Error(`expected the fixtures first, got "${first.type}"`);
-  const config = loadConfig();
-  const fixtures = await parseFixtures(first.fixtures, new Date());
-  const sidecar = await startSidecar(config, createLogger(config.logLevel));
-  await writeFixtures(sidecar.store, fixtures);
-
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= sidecar.stop().finally(() => process.exit(0));
-    return stopping;
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
-  // The test process went away (crashed, killed, or forgot stop()): no orphan sidecar.
-  process.on("disconnect", stop);
-  process.on("message", (m: Inbound) => {
-    if (m.type === "stop") void stop();
-    if (m.type !== "reset") return;
-    eraseEveryPrincipal(sidecar.store.db)
-      .then(() => writeFixtures(sidecar.store, fixtures))
-      .then(
-        () => send({ type: "reset-done", id: m.id }),
-        (error: unknown) => send({ type: "reset-failed", id: m.id, message: error instanceof Error ? error.message : String(error) }),
-      );
-  });
-  send({ type: "ready", port: sidecar.port });
-} catch (error) {
-  send({ type: "failed", message: error instanceof Error ? error.message : String(error) });
-  process.exitCode = 1;
-  process.disconnect?.();
-}
+const firstMessage = new Promise((resolve) => process.once("message", resolve));
+prestartEphemeralStore(process.env, []);
+const { runSidecarChild } = await import("./sidecar-child-run.js");
+await runSidecarChild(firstMessage);

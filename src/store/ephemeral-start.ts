@@ -1,0 +1,95 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+
+/**
+ * The start of the ephemeral store, whose PGlite runs in a worker thread
+ * (store/pglite-worker.ts). This module imports nothing but Node's, so that
+ * a process entry point can start the store before it imports the sidecar:
+ * PGlite then starts on the second core while the first loads and evaluates
+ * the sidecar's modules (docs/adr/0007).
+ */
+
+/** RECALL_DATA_DIR value (and `recall serve --ephemeral`) for the in-memory store. */
+export const EPHEMERAL_DATA_DIR = "memory://";
+
+/** Built output, found from src/store and dist/store alike (and from dist/chunks, where a bundle puts this code). */
+export const PGLITE_WORKER_PATH = fileURLToPath(new URL("../../dist/store/pglite-worker.js", import.meta.url));
+
+/** What the worker reports once its database answers. */
+export interface WorkerReady {
+  fromTemplate: boolean;
+  /** The migrations the template holds (null without a template). */
+  migrations: string[] | null;
+}
+
+export interface StartedWorker {
+  readonly worker: Worker;
+  readonly vector: boolean;
+  /** Settles when the worker's database answers, or with the reason it cannot. */
+  readonly ready: Promise<WorkerReady>;
+}
+
+/** An error as it crosses threads: its kind, message, stack and the string or number fields (SQLSTATE code and the like). */
+export type SentError = { name: string; message: string; stack?: string } & Record<string, unknown>;
+
+export function sendableError(error: unknown): SentError {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  const sent: SentError = { name: error.name, message: error.message, ...(error.stack ? { stack: error.stack } : {}) };
+  for (const [key, value] of Object.entries(error)) {
+    // `query` and `params` (PGlite decorates its errors with them) hold data and are left behind.
+    if (key !== "query" && key !== "params" && (typeof value === "string" || typeof value === "number")) sent[key] = value;
+  }
+  return sent;
+}
+
+export function receivedError(sent: SentError): Error {
+  const { name, message, stack, ...fields } = sent;
+  const error = Object.assign(new Error(message), fields);
+  error.name = name;
+  if (stack !== undefined) error.stack = stack;
+  return error;
+}
+
+/** A new worker, not keeping the process alive by itself (the client refs it while it waits for an answer). */
+export function startPgliteWorker(vector: boolean): StartedWorker {
+  const worker = new Worker(PGLITE_WORKER_PATH, { workerData: { vector } });
+  worker.unref();
+  const ready = new Promise<WorkerReady>((resolve, reject) => {
+    const settle = (fn: () => void) => {
+      worker.off("message", onMessage).off("error", onError).off("exit", onExit);
+      fn();
+    };
+    const onMessage = (m: { type: string; error?: SentError } & WorkerReady) => {
+      if (m.type === "ready") settle(() => resolve({ fromTemplate: m.fromTemplate, migrations: m.migrations }));
+      if (m.type === "failed") settle(() => reject(receivedError(m.error!)));
+    };
+    const onError = (error: Error) => settle(() => reject(error));
+    const onExit = (code: number) => settle(() => reject(new Error(`the PGlite worker exited with code ${code} before its database answered`)));
+    worker.on("message", onMessage).on("error", onError).on("exit", onExit);
+  });
+  ready.catch(() => {}); // its taker handles it; one never taken must not be an unhandled rejection
+  return { worker, vector, ready };
+}
+
+let prestarted: StartedWorker | undefined;
+
+/**
+ * For `recall serve` and the test sidecar's child, before they import the
+ * rest: starts the worker when the environment and arguments ask for the
+ * ephemeral store (as config.ts and `--ephemeral` read them). A guess that
+ * turns out wrong costs a worker that is stopped unused; openStore decides.
+ */
+export function prestartEphemeralStore(env: NodeJS.ProcessEnv, args: readonly string[]): void {
+  const ephemeral = args.includes("--ephemeral") || (!env.RECALL_DATABASE_URL && env.RECALL_DATA_DIR === EPHEMERAL_DATA_DIR);
+  if (ephemeral && existsSync(PGLITE_WORKER_PATH)) prestarted = startPgliteWorker(env.RECALL_SEMANTIC === "on");
+}
+
+/** The prestarted worker when it has the extensions asked for (once), else a new one; undefined when the worker was never built. */
+export function takePgliteWorker(vector: boolean): StartedWorker | undefined {
+  const early = prestarted;
+  prestarted = undefined;
+  if (early?.vector === vector) return early;
+  if (early) void early.worker.terminate();
+  return existsSync(PGLITE_WORKER_PATH) ? startPgliteWorker(vector) : undefined;
+}

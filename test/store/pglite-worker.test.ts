@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isUnavailable } from "../../src/server/errors.js";
+import { takePgliteWorker } from "../../src/store/ephemeral-start.js";
+import { pgliteWorkerClient } from "../../src/store/pglite-worker-client.js";
+import type { SqlClient } from "../../src/store/sql-client.js";
+import { StoreTimeoutError, withStoreDeadline } from "../../src/store/store-deadline.js";
+
+/** The ephemeral store's client, whose PGlite runs in a worker thread (the built dist/store/pglite-worker.js). */
+describe("PGlite in a worker thread", () => {
+  let db: SqlClient;
+  let fromTemplate: boolean;
+  beforeAll(async () => {
+    const started = takePgliteWorker(false);
+    if (!started) throw new Error("no dist/store/pglite-worker.js: run npm run build");
+    ({ client: db, fromTemplate } = await pgliteWorkerClient(started));
+    await db.exec("CREATE TABLE w (id int PRIMARY KEY, at timestamptz, tags text[], doc jsonb)");
+  });
+  afterAll(async () => db?.close());
+
+  it("is loaded from the template and answers with the types PGlite parses", async () => {
+    expect(fromTemplate).toBe(true);
+    const at = new Date("2026-01-02T03:04:05.000Z");
+    await db.query("INSERT INTO w VALUES ($1, $2, $3, $4)", [1, at, ["a", "b"], { k: 1 }]);
+    expect(await db.query("SELECT * FROM w WHERE id = 1")).toEqual([{ id: 1, at, tags: ["a", "b"], doc: { k: 1 } }]);
+  });
+
+  it("commits a transaction's work, rolls it back when the work throws, and runs a nested one inside it", async () => {
+    await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO w (id) VALUES (2)");
+      await tx.transaction((inner) => inner.query("INSERT INTO w (id) VALUES (3)"));
+    });
+    const failed = await db
+      .transaction(async (tx) => {
+        await tx.query("INSERT INTO w (id) VALUES (4)");
+        throw new Error("no");
+      })
+      .catch((e: Error) => e.message);
+    expect(failed).toBe("no");
+    expect((await db.query<{ id: number }>("SELECT id FROM w WHERE id BETWEEN 2 AND 4 ORDER BY id")).map((r) => r.id)).toEqual([2, 3]);
+  });
+
+  it("passes a database error's SQLSTATE and message across", async () => {
+    const error = (await db.query("INSERT INTO w (id) VALUES (1)").catch((e: unknown) => e)) as Error & { code?: string };
+    expect(error).toBeInstanceOf(Error);
+    expect(error.code).toBe("23505");
+    expect(error.message).toMatch(/duplicate key/);
+  });
+
+  it("delivers notifications to a listener until it unlistens", async () => {
+    const payloads: string[] = [];
+    let connected = 0;
+    const unlisten = await db.listen("w_chan", (p) => payloads.push(p), () => (connected += 1));
+    await db.query("SELECT pg_notify('w_chan', 'one')");
+    await expect.poll(() => payloads).toEqual(["one"]);
+    await unlisten();
+    await db.query("SELECT pg_notify('w_chan', 'two')");
+    await db.query("SELECT 1");
+    expect([payloads, connected]).toEqual([["one"], 1]);
+  });
+
+  it("sends no statement once the store deadline has passed", async () => {
+    const error = await withStoreDeadline(Date.now() - 1, () => db.query("SELECT 1")).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreTimeoutError);
+  });
+
+  it("after close, fails every call as a closed PGlite does (UNAVAILABLE)", async () => {
+    const started = takePgliteWorker(false)!;
+    const { client } = await pgliteWorkerClient(started);
+    await client.close();
+    await client.close();
+    const error = await client.query("SELECT 1").catch((e: unknown) => e);
+    expect(isUnavailable(error)).toBe(true);
+  });
+});

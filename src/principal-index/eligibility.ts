@@ -12,7 +12,8 @@ export function isEligible(
   ib: IndexedBelief,
   f: EligibilityFilter,
   personaHeld: ReadonlySet<string>,
-  successors: (beliefId: string) => Iterable<StoredBelief> = () => [],
+  /** The beliefs naming this one in their supersedes; undefined when none does (most beliefs). */
+  successors: (beliefId: string) => readonly StoredBelief[] | undefined = () => undefined,
 ): boolean {
   const b = ib.belief;
   const asOf = f.asOf.getTime();
@@ -29,7 +30,8 @@ export function isEligible(
   if (f.beliefTypes.length > 0 && !f.beliefTypes.includes(b.beliefType)) return false;
   if (f.excludePersonaHeld && personaHeld.has(b.beliefId)) return false;
   if (f.excludeExpiredDated && b.expiresHint !== null && b.expiresHint.getTime() <= asOf) return false;
-  for (const n of successors(b.beliefId)) if (successorInForce(n, b.beliefId, asOf, knownAt)) return false;
+  const named = successors(b.beliefId);
+  if (named !== undefined) for (const n of named) if (successorInForce(n, b.beliefId, asOf, knownAt)) return false;
   return true;
 }
 

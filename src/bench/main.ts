@@ -52,8 +52,8 @@ const USAGE = `usage: npm run bench -- [options]
   --no-embedded        skip the embedded store
   --only-main          only the 1M store's main sidecar (no memory figure, no embedded store)
   --cpu-prof DIR       write a CPU profile of the main sidecar to DIR (node --cpu-prof)
-  --scenarios LIST     comma-separated names of the 1M store's scenarios to run (the floor always runs),
-                       e.g. "in-turn recall,search"; implies --only-main
+  --scenarios LIST     names of the 1M store's scenarios to run, separated by ";" (the floor always runs),
+                       e.g. "in-turn recall;snapshot open, cold"; implies --only-main
   --json FILE          also write every figure as JSON`;
 
 /** The memory figure: recalls per principal, and the pause between passes that lets background loads finish. */
@@ -121,7 +121,7 @@ function parseOptions(argv: string[]): Options | null {
     return raw;
   };
   const quick = values.quick;
-  const scenarios = values.scenarios?.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  const scenarios = values.scenarios?.split(";").map((n) => n.trim()).filter((n) => n !== "");
   const onlyMain = values["only-main"] || scenarios !== undefined;
   const concurrency = (values.concurrency ?? "1,8").split(",").map((c) => int("concurrency", c, 1));
   return {

@@ -8,7 +8,7 @@ import {
   type StructuredAnchors,
 } from "../recall/candidate-source.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
-import { isEligible, successorInForce } from "./eligibility.js";
+import { eligibilityTest, successorInForce } from "./eligibility.js";
 import { compareIds, lexicalScores } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
@@ -143,7 +143,7 @@ export class PrincipalIndex implements CandidateSource {
   private eligible(f: EligibilityFilter): (b: IndexedBelief) => boolean {
     this.own(f.principal);
     const successors = (id: string) => (this.successors.has(id) ? this.successorsOf(id) : undefined);
-    return (b) => isEligible(b, f, this.persona, successors);
+    return eligibilityTest(f, this.persona, successors);
   }
 
   async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {

@@ -1,6 +1,7 @@
 import type { ArmCandidate, LexicalQuery } from "../recall/candidate-source.js";
 import type { IndexedBelief } from "./loading.js";
 import { roundLikePostgres } from "./pg-numeric.js";
+import { firstK } from "./first-k.js";
 import type { Postings } from "./postings.js";
 
 /**
@@ -78,29 +79,6 @@ export function lexicalScores(
     return { belief: b.belief, armScore: roundLikePostgres(bm25 * named * dated, 12) };
   });
   return scored.sort((x, y) => y.armScore - x.armScore || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, cap);
-}
-
-/**
- * `items.sort(order).slice(0, k)` without sorting them all: thousands of
- * beliefs can match a common word, and only the first k are scored. `order`
- * is total (ids break ties), so the result is the same.
- */
-export function firstK<T>(items: readonly T[], k: number, order: (a: T, b: T) => number): T[] {
-  const best: T[] = [];
-  if (k <= 0) return best;
-  for (const item of items) {
-    if (best.length === k && order(item, best[k - 1]!) >= 0) continue;
-    let lo = 0;
-    let hi = best.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (order(best[mid]!, item) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    best.splice(lo, 0, item);
-    if (best.length > k) best.pop();
-  }
-  return best;
 }
 
 function dateMatches(validFrom: Date, dates: LexicalQuery["dates"]): boolean {

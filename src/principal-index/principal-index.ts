@@ -9,6 +9,7 @@ import {
 } from "../recall/candidate-source.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
 import { eligibilityTest, successorInForce } from "./eligibility.js";
+import { firstK } from "./first-k.js";
 import { compareIds, lexicalScores } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
@@ -179,7 +180,9 @@ export class PrincipalIndex implements CandidateSource {
         armScore: Math.max(subject ? 1 : 0, ownership ? owned!.weight : 0, type ? anchors.typeWeight : 0),
       });
     }
-    out.sort(
+    return firstK(
+      out,
+      cap,
       (x, y) =>
         y.armScore - x.armScore ||
         AUTHORITY_ORDER[x.belief.authority] - AUTHORITY_ORDER[y.belief.authority] ||
@@ -187,7 +190,6 @@ export class PrincipalIndex implements CandidateSource {
         y.belief.evidenceCount - x.belief.evidenceCount ||
         compareIds(x.belief.beliefId, y.belief.beliefId),
     );
-    return out.slice(0, cap);
   }
 
   /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstK } from "../../src/principal-index/lexical-scoring.js";
+import { firstK } from "../../src/principal-index/first-k.js";
 import { prng } from "./unit-helpers.js";
 
 describe("firstK", () => {

@@ -25,6 +25,8 @@ export interface IndexedBelief {
   notTrueSinceUs: number | null;
   /** Latest rejection of any kind (a correction's "since" falls back to it). */
   lastRejectedAt: Date | null;
+  /** The belief's times in epoch ms for the hard filter; a missing end (valid_to, retracted_at, expires_hint) is +∞. */
+  times: { validFrom: number; validTo: number; recordedAt: number; retractedAt: number; expiresHint: number };
   /** Working state of the one lexical scoring pass running (lexical-scoring.ts), so it allocates nothing per belief. */
   scratch: { pass: number; eligible: boolean; prescore: number };
 }
@@ -116,8 +118,17 @@ export async function sqlLexemes(db: SqlClient, terms: readonly string[]): Promi
 }
 
 function indexedFromRow(r: Row): IndexedBelief {
+  const belief = beliefFromRow(r);
+  const ms = (d: Date | null) => (d === null ? Infinity : d.getTime());
   return {
-    belief: beliefFromRow(r),
+    belief,
+    times: {
+      validFrom: belief.validFrom.getTime(),
+      validTo: ms(belief.validTo),
+      recordedAt: belief.recordedAt.getTime(),
+      retractedAt: ms(belief.retractedAt),
+      expiresHint: ms(belief.expiresHint),
+    },
     subjectKey: String(r.subject_key),
     terms: parseTsvector(String(r.lex_tsv ?? "")),
     lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],

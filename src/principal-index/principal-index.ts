@@ -8,7 +8,8 @@ import {
   type StructuredAnchors,
 } from "../recall/candidate-source.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
-import { isEligible, successorInForce } from "./eligibility.js";
+import { eligibilityTest, successorInForce } from "./eligibility.js";
+import { firstK } from "./first-k.js";
 import { compareIds, lexicalScores } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
@@ -38,6 +39,8 @@ export class PrincipalIndex implements CandidateSource {
   private readonly byType = new Map<string, Set<IndexedBelief>>();
   /** Sorted distinct subject keys, for the misspelt-name prefix search; rebuilt lazily. */
   private subjectKeys: string[] | null = null;
+  /** Every belief, newest store position first, for the delta arm; rebuilt lazily after a change. */
+  private byPosition: IndexedBelief[] | null = null;
   /** Old belief id → beliefs naming it in their supersedes. */
   private readonly successors = new Map<string, Set<string>>();
   private persona: ReadonlySet<string> = new Set();
@@ -72,6 +75,7 @@ export class PrincipalIndex implements CandidateSource {
       const old = this.beliefs.get(id);
       if (old) this.unlink(old);
       this.beliefs.set(id, next);
+      this.placeByPosition(next, old, rows.length);
       this.postings.add(next);
       let group = this.bySubject.get(next.subjectKey);
       if (!group) {
@@ -89,6 +93,25 @@ export class PrincipalIndex implements CandidateSource {
       }
       this.beliefBytes += indexedBytes(next);
     }
+  }
+
+  /** Keeps the delta arm's order through a small delta; a large one (or the load) has it rebuilt on first use. */
+  private placeByPosition(next: IndexedBelief, old: IndexedBelief | undefined, batch: number): void {
+    const list = this.byPosition;
+    if (list === null) return;
+    if (batch > 64) {
+      this.byPosition = null;
+      return;
+    }
+    if (old) list.splice(list.indexOf(old), 1);
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (newestFirst(list[mid]!, next) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, next);
   }
 
   setSideTables(side: SideTables): void {
@@ -120,7 +143,8 @@ export class PrincipalIndex implements CandidateSource {
 
   private eligible(f: EligibilityFilter): (b: IndexedBelief) => boolean {
     this.own(f.principal);
-    return (b) => isEligible(b, f, this.persona, (id) => this.successorsOf(id));
+    const successors = (id: string) => (this.successors.has(id) ? this.successorsOf(id) : undefined);
+    return eligibilityTest(f, this.persona, successors);
   }
 
   async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
@@ -156,7 +180,9 @@ export class PrincipalIndex implements CandidateSource {
         armScore: Math.max(subject ? 1 : 0, ownership ? owned!.weight : 0, type ? anchors.typeWeight : 0),
       });
     }
-    out.sort(
+    return firstK(
+      out,
+      cap,
       (x, y) =>
         y.armScore - x.armScore ||
         AUTHORITY_ORDER[x.belief.authority] - AUTHORITY_ORDER[y.belief.authority] ||
@@ -164,7 +190,6 @@ export class PrincipalIndex implements CandidateSource {
         y.belief.evidenceCount - x.belief.evidenceCount ||
         compareIds(x.belief.beliefId, y.belief.beliefId),
     );
-    return out.slice(0, cap);
   }
 
   /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match. */
@@ -208,12 +233,14 @@ export class PrincipalIndex implements CandidateSource {
 
   async deltaCandidates(f: EligibilityFilter, afterPosition: number, cap: number): Promise<ArmCandidate[]> {
     const eligible = this.eligible(f);
+    // Only the rows above the watermark are read: usually none or a few of the principal's thousands.
+    const ordered = (this.byPosition ??= [...this.beliefs.values()].sort(newestFirst));
     const out: ArmCandidate[] = [];
-    for (const ib of this.beliefs.values()) {
-      if (ib.belief.storePosition > afterPosition && eligible(ib)) out.push({ belief: ib.belief, armScore: 1 });
+    for (const ib of ordered) {
+      if (ib.belief.storePosition <= afterPosition || out.length >= cap) break;
+      if (eligible(ib)) out.push({ belief: ib.belief, armScore: 1 });
     }
-    out.sort((x, y) => y.belief.storePosition - x.belief.storePosition || compareIds(x.belief.beliefId, y.belief.beliefId));
-    return out.slice(0, cap);
+    return out;
   }
 
   async snapshotCorrections(p: Principal, sessionId: string, afterPosition: number, at: Date): Promise<Correction[]> {
@@ -231,9 +258,9 @@ export class PrincipalIndex implements CandidateSource {
           (old.validTo !== null && old.validTo.getTime() <= at.getTime()) ||
           (old.retractedAt !== null && old.retractedAt.getTime() <= at.getTime()));
       // As the SQL: a successor in force at `at`, written after the watermark, corrects the old row left as it was.
-      const inForce = [...this.successorsOf(id)].filter((n) => successorInForce(n, id, at.getTime(), at.getTime())).sort(latestFirst)[0];
+      const inForce = this.successorsOf(id).filter((n) => successorInForce(n, id, at.getTime(), at.getTime())).sort(latestFirst)[0];
       if (!stopped && !(inForce !== undefined && inForce.storePosition > afterPosition)) continue;
-      const successor = [...this.successorsOf(id)].filter((n) => n.status === "active" || n.status === "provisional").sort(latestFirst)[0];
+      const successor = this.successorsOf(id).filter((n) => n.status === "active" || n.status === "provisional").sort(latestFirst)[0];
       const closedAt = [old.validTo, inForce?.validFrom].filter((d): d is Date => d !== null && d !== undefined).sort((x, y) => x.getTime() - y.getTime())[0];
       const since = closedAt ?? successor?.validFrom ?? old.retractedAt ?? this.beliefs.get(id)!.lastRejectedAt ?? old.recordedAt;
       corrections.push({ beliefId: id, supersededBy: (inForce ?? successor)?.beliefId ?? null, noLongerHoldsAsOf: since });
@@ -242,12 +269,19 @@ export class PrincipalIndex implements CandidateSource {
   }
 
   /** The principal's beliefs naming `id` in their supersedes. */
-  private *successorsOf(id: string): Iterable<StoredBelief> {
+  private successorsOf(id: string): StoredBelief[] {
+    const out: StoredBelief[] = [];
     for (const sid of this.successors.get(id) ?? []) {
       const n = this.beliefs.get(sid);
-      if (n) yield n.belief;
+      if (n) out.push(n.belief);
     }
+    return out;
   }
+}
+
+/** The delta arm's order: store position descending, then id. */
+function newestFirst(x: IndexedBelief, y: IndexedBelief): number {
+  return y.belief.storePosition - x.belief.storePosition || compareIds(x.belief.beliefId, y.belief.beliefId);
 }
 
 /** First index in sorted `keys` not below `value`. */

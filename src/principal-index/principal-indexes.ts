@@ -1,7 +1,7 @@
 import type { Principal } from "../domain/model.js";
 import type { CandidateRouter, CandidateSource } from "../recall/candidate-source.js";
 import type { SqlClient } from "../store/sql-client.js";
-import { beforeDeadline, storeDeadline, StoreTimeoutError } from "../store/store-deadline.js";
+import { beforeDeadline, storeDeadline, StoreTimeoutError, withStoreDeadline } from "../store/store-deadline.js";
 import { listenForRowChanges } from "./change-feed.js";
 import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
@@ -29,6 +29,12 @@ export interface PrincipalIndexOptions {
 
 /** See scheduleLoad. */
 const LOAD_DELAY_MS = 250;
+/**
+ * A background load is the sidecar's work, not the call's that scheduled it:
+ * it runs under its own store deadline (a 100k-belief principal loads in
+ * seconds), never the call's, which has usually passed by the time it starts.
+ */
+const LOAD_TIMEOUT_MS = 60_000;
 
 interface Entry {
   index: PrincipalIndex;
@@ -207,7 +213,7 @@ export class PrincipalIndexes implements CandidateRouter {
     this.scheduled.add(key);
     setTimeout(() => {
       this.scheduled.delete(key);
-      void this.loadInBackground(p);
+      void withStoreDeadline(Date.now() + LOAD_TIMEOUT_MS, () => this.loadInBackground(p));
     }, this.options.loadDelayMs ?? LOAD_DELAY_MS).unref();
   }
 

@@ -81,22 +81,41 @@ export function scanStatement(statement: string, beliefType: string): SafetyVerd
   return verdictOf(explainStatement(statement, beliefType));
 }
 
-/** The whole scan of a recall's statements, the ruleset included: one ruleset call for all of them. */
+/**
+ * The whole scan of a recall's statements, the ruleset included: one ruleset
+ * call for all of them. The scan is a pure function of (type, statement), and
+ * a recall asks it of a few hundred candidates, mostly the same ones as the
+ * recall before (one principal's beliefs): findings are kept, a bounded number
+ * of them, and only statements not seen yet are scanned.
+ */
 export async function explainStatements(items: readonly { statement: string; beliefType: string }[]): Promise<(SafetyFinding | null)[]> {
-  const findings = items.map((i) => explainStatement(i.statement, i.beliefType));
+  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => SCANNED.get(scanKey(i)));
+  const fresh = items.flatMap((_, i) => (findings[i] === undefined ? [i] : []));
+  for (const i of fresh) findings[i] = explainStatement(items[i]!.statement, items[i]!.beliefType);
   // The ruleset reads every view of the statements the rules above let through.
   const views: { item: number; text: string }[] = [];
-  findings.forEach((f, item) => {
-    if (f !== null) return;
+  for (const item of fresh) {
+    if (findings[item] !== null) continue;
     const raw = rawViews(items[item]!.statement);
     for (const text of [...raw, ...raw.flatMap((v) => decodedPayloads(v))]) views.push({ item, text });
-  });
-  const hits = await rulesetSecrets(views.map((v) => v.text));
+  }
+  const hits = views.length === 0 ? [] : await rulesetSecrets(views.map((v) => v.text));
   hits.forEach((ruleId, i) => {
     const item = views[i]!.item;
     if (ruleId !== null && findings[item] === null) findings[item] = { reason: "secret", rule: ruleId };
   });
-  return findings;
+  for (const i of fresh) {
+    if (SCANNED.size >= SCANNED_MAX) SCANNED.clear();
+    SCANNED.set(scanKey(items[i]!), findings[i]!);
+  }
+  return findings as (SafetyFinding | null)[];
+}
+
+const SCANNED = new Map<string, SafetyFinding | null>();
+const SCANNED_MAX = 16_384;
+
+function scanKey(item: { statement: string; beliefType: string }): string {
+  return `${item.beliefType}\u0000${item.statement}`;
 }
 
 export async function scanStatements(items: readonly { statement: string; beliefType: string }[]): Promise<SafetyVerdict[]> {

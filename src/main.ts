@@ -36,8 +36,6 @@ import { rpcMetricsInterceptor } from "./metrics/rpc-metrics.js";
 import { instrumentedSqlClient } from "./metrics/store-metrics.js";
 import { registerTraceWriterMetrics, timedTraceSink } from "./metrics/trace-writer-metrics.js";
 import { allObservers } from "./recall/arms/arm.js";
-import { armSpans, tracedTraceSink } from "./tracing/recall-spans.js";
-import { rpcSpanInterceptor } from "./tracing/rpc-spans.js";
 import { startTracing } from "./tracing/start-tracing.js";
 import { failingFirstWrites } from "./trace/fault-injection.js";
 import { startSweeper } from "./trace/sweeper.js";
@@ -111,7 +109,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
   const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
-  const traceSink = timedTraceSink(tracing ? tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
+  const traceSink = timedTraceSink(tracing ? tracing.spans.tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
   const traces = new TraceWriter(
     traceSink,
     {
@@ -142,7 +140,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
     fallback: metricsEndpoint(metrics),
     interceptors: [
-      ...(tracing ? [rpcSpanInterceptor(tracing.tracer)] : []),
+      ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer)] : []),
       rpcMetricsInterceptor(metrics),
       requestLogInterceptor(logger),
       identityInterceptor(identity.source),
@@ -162,7 +160,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
-        armObserver: tracing ? allObservers([armMetrics(metrics), armSpans(tracing.tracer)]) : armMetrics(metrics),
+        armObserver: tracing ? allObservers([armMetrics(metrics), tracing.spans.armSpans(tracing.tracer)]) : armMetrics(metrics),
         candidates: indexes,
         ...(semantic ? { semantic } : {}),
       });

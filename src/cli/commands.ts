@@ -1,21 +1,13 @@
 import { parseArgs } from "node:util";
 import type { Config } from "../config.js";
-import { runDemo } from "./demo.js";
-import { runErase } from "./erase.js";
-import { runEval } from "./eval.js";
-import { runDeleteSession, runEvents, runHints, runPromotions, runSweep } from "./feedback.js";
-import { runHealth } from "./health.js";
-import { runImport } from "./import.js";
-import { runReport } from "./report.js";
-import { runServe } from "./serve.js";
-import { runTrace } from "./trace.js";
 import { UsageError } from "./usage-error.js";
 
 /**
  * Every `recall` command with its usage: the first line is what a usage
  * error prints (one line), the whole text is what `--help` prints. Usage is
  * answered here, before any configuration is read or any store opened, so
- * `--help` never has a side effect.
+ * `--help` never has a side effect. A command's code is imported when it
+ * runs: `recall serve` does not load the evaluation, the demo or the reports.
  */
 
 export interface Command {
@@ -41,9 +33,9 @@ Start the sidecar: gRPC, gRPC-Web and Connect on RECALL_HOST:RECALL_PORT (and RE
 configured by the RECALL_* environment variables (README, "Configuration"). Stops gracefully on
 SIGTERM or SIGINT.
   --ephemeral   an empty in-memory store, whatever the store settings say (as RECALL_DATA_DIR=memory://)`,
-    run: (args, config) => {
+    run: async (args, config) => {
       parseArgs({ args, options: { ephemeral: { type: "boolean" } } });
-      return runServe(config, args);
+      return (await import("./serve.js")).runServe(config, args);
     },
   },
   {
@@ -54,7 +46,10 @@ Start the sidecar on the embedded store (RECALL_DATA_DIR, default ./.recall-data
 memory over gRPC, print a session-open snapshot and an in-turn recall with their trace ids, and keep
 serving until Ctrl-C.
   --once   exit after printing`,
-    run: (args, config) => runDemo(config, parseArgs({ args, options: { once: { type: "boolean", default: false } } }).values),
+    run: async (args, config) => {
+      const { values } = parseArgs({ args, options: { once: { type: "boolean", default: false } } });
+      return (await import("./demo.js")).runDemo(config, values);
+    },
   },
   {
     name: "import",
@@ -64,7 +59,7 @@ Load beliefs and episodes, one JSON object per line: {"belief": {...}} or {"epis
 protobuf JSON. The whole file is validated first; every bad line is reported (up to 20) and then
 nothing is written. Progress goes to stderr.
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runImport(config, args),
+    run: async (args, config) => (await import("./import.js")).runImport(config, args),
   },
   {
     name: "health",
@@ -72,9 +67,9 @@ ${PRINCIPAL_HELP}`,
     help: `usage: recall health
 Call grpc.health.v1 Check on RECALL_HOST:RECALL_PORT; exit 0 when the sidecar answers SERVING, 1
 otherwise. For container health checks and exec probes.`,
-    run: (args, config) => {
+    run: async (args, config) => {
       noArguments(args);
-      return runHealth(config);
+      return (await import("./health.js")).runHealth(config);
     },
   },
   {
@@ -89,7 +84,7 @@ recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--sema
 recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]
   The deterministic benchmark (npm run eval); exits 1 when it differs from the baseline; --record
   re-records it, refusing a triple regression unless --accept-regression says why.`,
-    run: runEval,
+    run: async (args, config) => (await import("./eval.js")).runEval(args, config),
   },
   {
     name: "report",
@@ -97,7 +92,7 @@ recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-reg
     help: `usage: recall report snapshots --tenant T --principal P [--session S]
 Snapshot utilization and misses per session, from the traces, as JSON.
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runReport(config, args),
+    run: async (args, config) => (await import("./report.js")).runReport(config, args),
   },
   {
     name: "trace",
@@ -107,7 +102,7 @@ recall trace TRACE_ID        the principal's persisted trace as JSON (GetTrace, 
 recall trace --view TURN_ID  the user view of a turn (GetTrace, user form); --surface takes a ceiling
                              (public, personal, confidential, restricted) or a surface id
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runTrace(config, args),
+    run: async (args, config) => (await import("./trace.js")).runTrace(config, args),
   },
   {
     name: "delete-session",
@@ -115,7 +110,7 @@ ${PRINCIPAL_HELP}`,
     help: `usage: recall delete-session SESSION_ID --tenant T --principal P
 Delete the session's traces, citations and memory.recalled events (as DeleteSessionTraces does).
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runDeleteSession(config, args),
+    run: async (args, config) => (await import("./feedback.js")).runDeleteSession(config, args),
   },
   {
     name: "hints",
@@ -123,7 +118,7 @@ ${PRINCIPAL_HELP}`,
     help: `usage: recall hints [--min-misses N] [--limit N] --tenant T --principal P
 Subjects repeatedly queried with nothing rendered (re-derivation hints), as JSON.
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runHints(config, args),
+    run: async (args, config) => (await import("./feedback.js")).runHints(config, args),
   },
   {
     name: "promotions",
@@ -131,7 +126,7 @@ ${PRINCIPAL_HELP}`,
     help: `usage: recall promotions [--limit N] --tenant T --principal P
 Beliefs carried from another project that the model cited (promotion candidates), as JSON.
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runPromotions(config, args),
+    run: async (args, config) => (await import("./feedback.js")).runPromotions(config, args),
   },
   {
     name: "events",
@@ -139,7 +134,7 @@ ${PRINCIPAL_HELP}`,
     help: `usage: recall events [--all] [--limit N] --tenant T --principal P
 The memory.recalled outbox, unpublished events first (--all: published ones too), as JSON.
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runEvents(config, args),
+    run: async (args, config) => (await import("./feedback.js")).runEvents(config, args),
   },
   {
     name: "erase",
@@ -147,14 +142,14 @@ ${PRINCIPAL_HELP}`,
     help: `usage: recall erase --tenant T --principal P
 Erase everything stored for one principal, in one transaction, as ErasePrincipal does.
 ${PRINCIPAL_HELP}`,
-    run: (args, config) => runErase(config, args),
+    run: async (args, config) => (await import("./erase.js")).runErase(config, args),
   },
   {
     name: "sweep",
     summary: "run the retention and uncited-utility sweeps once",
     help: `usage: recall sweep
 Run the retention and uncited-utility sweeps once, to completion, on the configured store.`,
-    run: (args, config) => runSweep(config, args),
+    run: async (args, config) => (await import("./feedback.js")).runSweep(config, args),
   },
 ];
 

@@ -6,7 +6,7 @@ import { isLoopback } from "../edge-config.js";
 import type { Logger } from "../logger.js";
 import { trustedHeaders, type PrincipalSource } from "./identity.js";
 import type { ListenOptions } from "./listen.js";
-import { jwtSource, mtlsSource, peerContextValues } from "./verified-identity.js";
+import type { peerContextValues } from "./verified-identity.js";
 
 /**
  * Start-up of the identity mode: reads the key, certificate and JWKS files,
@@ -40,12 +40,16 @@ export async function identitySetup(config: Config, logger: Logger): Promise<Ide
   switch (identity.mode) {
     case "headers":
       return { source: trustedHeaders, tls };
+    // The verified modes' code (jose, for JWTs) is imported only when one is configured.
     case "jwt": {
       const jwks = identity.jwksFile ? parseJwks(await readConfigFile(identity.jwksFile, "RECALL_JWT_JWKS_FILE")) : undefined;
+      const { jwtSource } = await import("./verified-identity.js");
       return { source: jwtSource({ ...identity, ...(jwks ? { jwks } : { secret: identity.secret }) }), tls };
     }
-    case "mtls":
+    case "mtls": {
+      const { mtlsSource, peerContextValues } = await import("./verified-identity.js");
       return { source: mtlsSource(identity.spiffePattern), tls, contextValues: peerContextValues };
+    }
   }
 }
 

@@ -10,20 +10,24 @@ import type { Tracer } from "@opentelemetry/api";
  */
 export interface Tracing {
   readonly tracer: Tracer;
+  /** The span helpers: they import OpenTelemetry's API, so they too are loaded only with tracing on. */
+  readonly spans: typeof import("./rpc-spans.js") & typeof import("./recall-spans.js");
   /** Flushes the spans still queued and stops exporting. */
   shutdown(): Promise<void>;
 }
 
 export async function startTracing(options: { serviceName: string }): Promise<Tracing> {
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }, rpcSpans, recallSpans] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
     import("@opentelemetry/exporter-trace-otlp-http"),
     import("@opentelemetry/resources"),
+    import("./rpc-spans.js"),
+    import("./recall-spans.js"),
   ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ "service.name": options.serviceName }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   provider.register();
-  return { tracer: provider.getTracer("recall"), shutdown: () => provider.shutdown() };
+  return { tracer: provider.getTracer("recall"), spans: { ...rpcSpans, ...recallSpans }, shutdown: () => provider.shutdown() };
 }

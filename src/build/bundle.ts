@@ -3,9 +3,10 @@ import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 
 /**
- * Build step (`npm run build`, after tsc): the two files a process starts
- * from, `dist/cli/main.js` (`recall`) and `dist/testing/sidecar-child.js`
- * (startLocalSidecar's child), are replaced by bundles of themselves and what
+ * Build step (`npm run build`, after tsc): the files a process or thread
+ * starts from, `dist/cli/main.js` (`recall`), `dist/testing/sidecar-child.js`
+ * (startLocalSidecar's child) and `dist/store/pglite-worker.js` (the
+ * ephemeral store's thread), are replaced by bundles of themselves and what
  * they import, their shared code in `dist/chunks/`. Node's ESM loader costs
  * about 1 ms of CPU per file, and a sidecar imported some 570 files: bundled,
  * a start spends about 0.5 s less CPU before it can open its store (docs/adr/0007).
@@ -19,14 +20,19 @@ const DIST = fileURLToPath(new URL("../", import.meta.url));
 
 /**
  * Left to Node at run time: PGlite and pgvector find their WebAssembly and
- * data files next to their own modules, and OpenTelemetry is imported only
- * when tracing is on, as one copy shared with its SDK.
+ * data files next to their own modules, and OpenTelemetry's SDK is imported
+ * only when tracing is on. Its API is bundled (prom-client's default metrics
+ * load it at every start): copies of the API share one global registration.
  */
-const EXTERNAL = [/^@electric-sql\//, /^@opentelemetry\//];
+const EXTERNAL = [/^@electric-sql\//, /^@opentelemetry\/(?!api$)/];
 
 await rm(`${DIST}chunks`, { recursive: true, force: true });
 await build({
-  input: { "cli/main": `${DIST}cli/main.js`, "testing/sidecar-child": `${DIST}testing/sidecar-child.js` },
+  input: {
+    "cli/main": `${DIST}cli/main.js`,
+    "testing/sidecar-child": `${DIST}testing/sidecar-child.js`,
+    "store/pglite-worker": `${DIST}store/pglite-worker.js`,
+  },
   platform: "node",
   external: EXTERNAL,
   logLevel: "warn",
@@ -38,4 +44,4 @@ await build({
     sourcemap: true,
   },
 });
-process.stdout.write(`bundled ${DIST}cli/main.js and ${DIST}testing/sidecar-child.js\n`);
+process.stdout.write(`bundled ${DIST}cli/main.js, ${DIST}testing/sidecar-child.js and ${DIST}store/pglite-worker.js\n`);

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import type { PGliteOptions } from "@electric-sql/pglite";
 
 /**
  * The start of the ephemeral store, whose PGlite runs in a worker thread
@@ -15,6 +17,47 @@ export const EPHEMERAL_DATA_DIR = "memory://";
 
 /** Built output, found from src/store and dist/store alike (and from dist/chunks, where a bundle puts this code). */
 export const PGLITE_WORKER_PATH = fileURLToPath(new URL("../../dist/store/pglite-worker.js", import.meta.url));
+/** The migrated template `npm run build` writes (store/pglite-template.ts), at the package root's dist/. */
+export const PGLITE_TEMPLATE_PATH = fileURLToPath(new URL("../../dist/pglite-template.tar", import.meta.url));
+/** Beside it: the migrations the template holds, so a start can tell it needs none (JSON list of "0001_initial", …). */
+export const PGLITE_TEMPLATE_MANIFEST = fileURLToPath(new URL("../../dist/pglite-template.json", import.meta.url));
+
+/** PGlite's WebAssembly, compiled, and its file-system bundle: PGlite's own, handed to PGlite.create so that it does not load them itself. */
+export interface PgliteEngine {
+  pgliteWasmModule: WasmModule;
+  fsBundle: Blob;
+}
+
+/** WebAssembly's types are not in this project's libs (no DOM); the one call used, typed. */
+type WasmModule = NonNullable<PGliteOptions["pgliteWasmModule"]>;
+const { WebAssembly } = globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } };
+
+/** What an ephemeral start reads; each read is under way once this exists. */
+export interface EphemeralFiles {
+  /** null: no template (a checkout that was never built). */
+  template: Promise<Uint8Array | null>;
+  manifest: Promise<string[] | null>;
+  /** undefined: PGlite's files are not where this version keeps them; PGlite then loads its own. */
+  engine: Promise<PgliteEngine | undefined>;
+}
+
+/**
+ * Starts reading the template and PGlite's files, and compiling PGlite's
+ * WebAssembly (on V8's background threads), before PGlite's JavaScript is
+ * imported: the reads and the compile then overlap that import.
+ */
+export function readEphemeralFiles(): EphemeralFiles {
+  const engine = (async () => {
+    const pglite = import.meta.resolve("@electric-sql/pglite");
+    const [wasm, bundle] = await Promise.all([readFile(new URL("pglite.wasm", pglite)), readFile(new URL("pglite.data", pglite))]);
+    return { pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle: new Blob([bundle]) };
+  })().catch(() => undefined);
+  return {
+    template: readFile(PGLITE_TEMPLATE_PATH).catch(() => null),
+    manifest: readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null),
+    engine,
+  };
+}
 
 /** What the worker reports once its database answers. */
 export interface WorkerReady {

@@ -1,6 +1,5 @@
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { PGlite, type Extensions } from "@electric-sql/pglite";
+import { readEphemeralFiles, type EphemeralFiles, type PgliteEngine } from "./ephemeral-start.js";
 import { loadMigrations, migrate, type Migration } from "./migrate.js";
 import { createPgliteClient, openPglite, pgliteExtensions, pgliteVectorExtensions } from "./pglite-client.js";
 import { withoutTarEntries } from "./tar-entries.js";
@@ -11,12 +10,6 @@ import { withoutTarEntries } from "./tar-entries.js";
  * database runs initdb in WebAssembly, which is most of a fresh directory's
  * start-up; loading a dump skips it. See docs/adr/0007.
  */
-
-
-/** Build output at the package root, found from src/store and dist/store alike. */
-export const PGLITE_TEMPLATE_PATH = fileURLToPath(new URL("../../dist/pglite-template.tar", import.meta.url));
-/** Beside it: the migrations the template holds, so a start can tell it needs none (JSON list of "0001_initial", …). */
-export const PGLITE_TEMPLATE_MANIFEST = fileURLToPath(new URL("../../dist/pglite-template.json", import.meta.url));
 
 
 /**
@@ -68,16 +61,17 @@ export async function buildPgliteTemplate(migrations?: Migration[]): Promise<Blo
  * skips the migration step when that is every migration, and applies newer ones otherwise.
  */
 export async function openEphemeralPglite(
-  options: { vector?: boolean } = {},
+  options: { vector?: boolean; files?: EphemeralFiles } = {},
 ): Promise<{ db: PGlite; fromTemplate: boolean; migrations: string[] | null }> {
   const extensions = options.vector ? pgliteVectorExtensions : pgliteExtensions;
-  const template = await readFile(PGLITE_TEMPLATE_PATH).catch(() => null);
+  const files = options.files ?? readEphemeralFiles();
+  const template = await files.template;
   if (template === null) return { db: await openPglite(undefined, options), fromTemplate: false, migrations: null };
-  const manifest = await readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null);
-  return { db: await loadPgliteTemplate(template, extensions), fromTemplate: true, migrations: manifest };
+  const db = await loadPgliteTemplate(template, extensions, await files.engine);
+  return { db, fromTemplate: true, migrations: await files.manifest };
 }
 
-/** An in-memory PGlite loaded from a template dump (buildPgliteTemplate's). */
-export function loadPgliteTemplate(template: Uint8Array, extensions: Extensions): Promise<PGlite> {
-  return PGlite.create({ loadDataDir: new Blob([template]), extensions, startParams: [...TEMPLATE_START_PARAMS] });
+/** An in-memory PGlite loaded from a template dump (buildPgliteTemplate's); `engine`: PGlite's own files, already read. */
+export function loadPgliteTemplate(template: Uint8Array, extensions: Extensions, engine?: PgliteEngine): Promise<PGlite> {
+  return PGlite.create({ loadDataDir: new Blob([template]), extensions, startParams: [...TEMPLATE_START_PARAMS], ...engine });
 }

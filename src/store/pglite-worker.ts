@@ -1,7 +1,21 @@
+import { setFlagsFromString } from "node:v8";
 import { parentPort, workerData } from "node:worker_threads";
 import type { PGlite, Transaction } from "@electric-sql/pglite";
-import { openEphemeralPglite } from "./pglite-template.js";
-import { sendableError } from "./ephemeral-start.js";
+import { readEphemeralFiles, sendableError } from "./ephemeral-start.js";
+
+/**
+ * V8 compiles WebAssembly lazily with its baseline compiler and recompiles a
+ * function with its optimising one once it has run a while (dynamic tiering,
+ * on background threads). A start runs so much of PostgreSQL once that the
+ * default budget optimises hundreds of functions: about 0.3 s of CPU beside
+ * the two threads that start the sidecar, on a machine of two cores. With a
+ * budget 100 times larger only what runs often is optimised. V8's flags are
+ * the process's, and this process runs no other WebAssembly.
+ */
+setFlagsFromString("--wasm-tiering-budget=180000000");
+// Under way while PGlite's JavaScript is imported.
+const files = readEphemeralFiles();
+const { openEphemeralPglite } = await import("./pglite-template.js");
 
 /**
  * The ephemeral store's PGlite, in a worker thread of its own: it starts
@@ -105,7 +119,7 @@ async function serve(db: PGlite): Promise<void> {
 }
 
 try {
-  const { db, fromTemplate, migrations } = await openEphemeralPglite({ vector: (workerData as { vector: boolean }).vector });
+  const { db, fromTemplate, migrations } = await openEphemeralPglite({ vector: (workerData as { vector: boolean }).vector, files });
   await serve(db);
   port.postMessage({ type: "ready", fromTemplate, migrations });
 } catch (error) {

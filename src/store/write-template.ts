@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { loadMigrations, migrationKey } from "./migrate.js";
-import { buildPgliteTemplate, PGLITE_TEMPLATE_MANIFEST, PGLITE_TEMPLATE_PATH } from "./pglite-template.js";
+import { PGLITE_TEMPLATE_MANIFEST, PGLITE_TEMPLATE_PATH } from "./ephemeral-start.js";
+import { buildPgliteTemplate } from "./pglite-template.js";
 
 /**
  * Build step (`npm run build`): writes the migrated PGlite template that the

@@ -27,6 +27,8 @@ export interface IndexedBelief {
   lastRejectedAt: Date | null;
   /** The belief's times in epoch ms for the hard filter; a missing end (valid_to, retracted_at, expires_hint) is +∞. */
   times: { validFrom: number; validTo: number; recordedAt: number; retractedAt: number; expiresHint: number };
+  /** Place in the structured arm's authority order (ordered-beliefs.ts); set before that arm reads it. */
+  rank: number;
   /** Working state of the one lexical scoring pass running (lexical-scoring.ts), so it allocates nothing per belief. */
   scratch: { pass: number; eligible: boolean; prescore: number };
 }
@@ -134,6 +136,7 @@ function indexedFromRow(r: Row): IndexedBelief {
     lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],
     notTrueSinceUs: r.not_true_us === null || r.not_true_us === undefined ? null : Number(r.not_true_us),
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
+    rank: 0,
     scratch: { pass: 0, eligible: false, prescore: 0 },
   };
 }

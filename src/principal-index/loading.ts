@@ -49,13 +49,9 @@ const INDEXED_COLUMNS = `${BELIEF_COLUMNS}, lower(b.subject) AS subject_key, b.l
   (SELECT max(r.created_at) FROM rejections r
     WHERE r.tenant_id = b.tenant_id AND r.principal_id = b.principal_id AND r.belief_id = b.belief_id) AS rejected_at`;
 
-/** Every belief row of the principal. */
-export async function loadBeliefs(db: SqlClient, p: Principal): Promise<IndexedBelief[]> {
-  const rows = await db.query(`SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2`, [
-    p.tenantId,
-    p.principalId,
-  ]);
-  return rows.map(indexedFromRow);
+/** Every belief row of the principal, as read (indexedFromRow makes each an IndexedBelief). */
+export async function loadBeliefRows(db: SqlClient, p: Principal): Promise<Row[]> {
+  return db.query(`SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2`, [p.tenantId, p.principalId]);
 }
 
 /**
@@ -119,7 +115,7 @@ export async function sqlLexemes(db: SqlClient, terms: readonly string[]): Promi
   return new Map(rows.map((r) => [r.term, r.lexemes ?? []]));
 }
 
-function indexedFromRow(r: Row): IndexedBelief {
+export function indexedFromRow(r: Row): IndexedBelief {
   const belief = beliefFromRow(r);
   const ms = (d: Date | null) => (d === null ? Infinity : d.getTime());
   return {

@@ -62,6 +62,11 @@ export class PrincipalIndex implements CandidateSource {
     this.upsert(beliefs);
   }
 
+  /** Every belief row held. */
+  beliefRows(): StoredBelief[] {
+    return [...this.beliefs.values()].map((ib) => ib.belief);
+  }
+
   get size(): number {
     return this.beliefs.size;
   }

@@ -122,8 +122,21 @@ export async function explainStatements(items: readonly { statement: string; bel
 // lookup); an indexed principal hands the same string objects to every recall. At most SCANNED_MAX
 // statements (a few MiB), then it starts over.
 const SCANNED = new Map<string, Map<string, SafetyFinding | null>>();
-const SCANNED_MAX = 65_536;
+const SCANNED_MAX = 131_072;
 let scannedCount = 0;
+
+/**
+ * Scans statements ahead of the recalls that will ask (a principal's whole
+ * index, once loaded), in small slices that yield to the event loop between
+ * them, so those recalls find their findings kept. Findings are what a recall
+ * would compute; nothing else changes. Errors are the caller's to log.
+ */
+export async function prescanStatements(items: readonly { statement: string; beliefType: string }[], slice = 100): Promise<void> {
+  for (let i = 0; i < items.length && i < SCANNED_MAX / 2; i += slice) {
+    await explainStatements(items.slice(i, i + slice));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
 
 export async function scanStatements(items: readonly { statement: string; beliefType: string }[]): Promise<SafetyVerdict[]> {
   return (await explainStatements(items)).map(verdictOf);

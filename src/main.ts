@@ -100,7 +100,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     ...config.principalIndex,
     onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
     // The safety scan of a fresh statement is most of a recall's CPU: a loaded principal's are scanned ahead.
-    onLoaded: (beliefs) => void prescanStatements(beliefs).catch((err: unknown) => logger.warn({ err }, "safety prescan failed")),
+    onLoaded: (beliefs) => prescanStatements(beliefs).catch((err: unknown) => logger.warn({ err }, "safety prescan failed")),
   });
   await indexes.start();
   registerIndexMetrics(metrics, () => indexes.stats);

@@ -25,8 +25,8 @@ export interface PrincipalIndexOptions {
   retryAfterMs?: number;
   clock?: () => number;
   onLoadError?: (p: Principal, error: unknown) => void;
-  /** After a load installed an index: work that warms what its recalls will need (main.ts: the safety scan). */
-  onLoaded?: (beliefs: readonly StoredBelief[]) => void;
+  /** After a load installed an index: background work that warms what its recalls will need (main.ts: the safety scan). */
+  onLoaded?: (beliefs: readonly StoredBelief[]) => Promise<void>;
 }
 
 /** See scheduleLoad. */
@@ -161,7 +161,10 @@ export class PrincipalIndexes implements CandidateRouter {
         this.failedAt.delete(key);
         this.lru.set(key, entryFor(index, this.clock()));
         this.refreshGauges();
-        this.options.onLoaded?.(index.beliefRows());
+        if (this.options.onLoaded) {
+          this.stats.warming += 1;
+          void this.options.onLoaded(index.beliefRows()).finally(() => (this.stats.warming -= 1));
+        }
       })
       .finally(() => this.loading.delete(key));
     this.loading.set(key, work);

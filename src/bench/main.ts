@@ -52,6 +52,8 @@ const USAGE = `usage: npm run bench -- [options]
   --no-embedded        skip the embedded store
   --only-main          only the 1M store's main sidecar (no memory figure, no embedded store)
   --cpu-prof DIR       write a CPU profile of the main sidecar to DIR (node --cpu-prof)
+  --scenarios LIST     names of the 1M store's scenarios to run, separated by ";" (the floor always runs),
+                       e.g. "in-turn recall;snapshot open, cold"; implies --only-main
   --json FILE          also write every figure as JSON`;
 
 /** The memory figure: recalls per principal, and the pause between passes that lets background loads finish. */
@@ -77,6 +79,8 @@ interface Options {
   /** The memory figure (a second sidecar with ten 10k principals). */
   memory: boolean;
   cpuProfileDir: string | undefined;
+  /** Only these 1M-store scenarios (and the floor); undefined runs all. */
+  scenarios: string[] | undefined;
 }
 
 function parseOptions(argv: string[]): Options | null {
@@ -101,6 +105,7 @@ function parseOptions(argv: string[]): Options | null {
       "no-embedded": { type: "boolean", default: false },
       "only-main": { type: "boolean", default: false },
       "cpu-prof": { type: "string" },
+      scenarios: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -116,6 +121,8 @@ function parseOptions(argv: string[]): Options | null {
     return raw;
   };
   const quick = values.quick;
+  const scenarios = values.scenarios?.split(";").map((n) => n.trim()).filter((n) => n !== "");
+  const onlyMain = values["only-main"] || scenarios !== undefined;
   const concurrency = (values.concurrency ?? "1,8").split(",").map((c) => int("concurrency", c, 1));
   return {
     databaseUrl:
@@ -133,9 +140,10 @@ function parseOptions(argv: string[]): Options | null {
     // The bench waits for the sidecar's "listening" line, which is logged at info.
     logLevel: oneOf("log-level", values["log-level"] ?? "info", ["info", "debug", "trace"]),
     json: values.json,
-    embedded: !values["no-embedded"] && !values["only-main"],
-    memory: !values["only-main"],
+    embedded: !values["no-embedded"] && !onlyMain,
+    memory: !onlyMain,
     cpuProfileDir: values["cpu-prof"],
+    scenarios,
     embeddedDir: values["embedded-dir"] ?? ".recall-bench/embedded",
   };
 }
@@ -248,6 +256,21 @@ async function firstCalls(calls: { label: string; op: () => Promise<void> }[]): 
   return lines;
 }
 
+/** Waits until the sidecar's /metrics shows `count` principal indexes loaded; says how long that took. */
+async function indexesLoaded(address: string, count: number, timeoutMs: number): Promise<string> {
+  const started = performance.now();
+  let principals = 0;
+  let failures = 0;
+  while (performance.now() - started < timeoutMs) {
+    const text = await fetch(`http://${address}/metrics`).then((r) => r.text(), () => "");
+    principals = Number(/^recall_index_principals (\S+)$/m.exec(text)?.[1] ?? 0);
+    failures = Number(/^recall_index_load_failures_total (\S+)$/m.exec(text)?.[1] ?? 0);
+    if (principals >= count) return `${principals} loaded ${((performance.now() - started) / 1000).toFixed(1)} s after the first calls`;
+    await delay(200);
+  }
+  return `only ${principals} of ${count} loaded after ${timeoutMs / 1000} s (${failures} load failures): SQL answered meanwhile`;
+}
+
 async function main(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
   if (!options) {
@@ -289,11 +312,7 @@ async function main(argv: string[]): Promise<number> {
   let cold: string[];
   let peakRss = NaN;
   try {
-    cold = await firstCalls([
-      { label: `first in-turn recall after start-up, ${size(main10k)} principal`, op: () => inTurnOp(client, main10k, options.seed, checks)(0) },
-      { label: `its second call`, op: () => inTurnOp(client, main10k, options.seed, checks)(1) },
-      ...[small!, large!].map((p) => ({ label: `first in-turn recall of the ${size(p)} principal`, op: () => inTurnOp(client, p, options.seed, checks)(0) })),
-    ]);
+    const wanted = (name: string) => name === FLOOR_SCENARIO || options.scenarios === undefined || options.scenarios.includes(name);
     const sizes = [small!, large!].flatMap((p): Scenario[] => [
       { name: `in-turn recall, ${size(p)}`, concurrencies: [base], op: inTurnOp(client, p, options.seed, checks) },
       { name: `search, ${size(p)}`, concurrencies: [base], op: searchOp(client, p, options.seed, checks) },
@@ -311,7 +330,17 @@ async function main(argv: string[]): Promise<number> {
       { name: "snapshot open, cached", note: "from_cache checked", op: cachedSnapshotOp(client, main10k, options.seed, checks) },
       { name: "search", note: `${size(main10k)} principal`, op: searchOp(client, main10k, options.seed, checks) },
       ...sizes,
-    ];
+    ].filter((s) => wanted(s.name));
+    // The first calls of the principals measured: the 1k and 100k ones only when one of their scenarios runs.
+    const measuredOthers = [small!, large!].filter((p) => scenarios.some((s) => s.name.endsWith(`, ${size(p)}`)) || options.scenarios === undefined);
+    cold = await firstCalls([
+      { label: `first in-turn recall after start-up, ${size(main10k)} principal`, op: () => inTurnOp(client, main10k, options.seed, checks)(0) },
+      { label: `its second call`, op: () => inTurnOp(client, main10k, options.seed, checks)(1) },
+      ...measuredOthers.map((p) => ({ label: `first in-turn recall of the ${size(p)} principal`, op: () => inTurnOp(client, p, options.seed, checks)(0) })),
+    ]);
+    // The scenarios measure the steady state: the indexes those first calls started loading, loaded.
+    const loaded = await indexesLoaded(sidecar.address, 1 + measuredOthers.length, 120_000);
+    cold.push(`  background index loads: ${loaded}`);
     results = await measure(PG, scenarios, options, log, state);
   } finally {
     peakRss = await rssMiB(sidecar.child.pid!).catch(() => NaN);
@@ -365,12 +394,12 @@ async function main(argv: string[]): Promise<number> {
 
   const find = (group: string, name: string, c = base) => results.find((r) => r.group === group && r.scenario === name && r.concurrency === c)?.summary;
   const targets = judgeTargets({
-    inTurn: find(PG, "in-turn recall")!,
-    search: find(PG, "search")!,
-    cachedSnapshot: find(PG, "snapshot open, cached")!,
-    coldSnapshot: find(PG, "snapshot open, cold")!,
-    floor: find(PG, FLOOR_SCENARIO)!,
-    ...(options.embedded ? { embeddedInTurn: find(EMBEDDED, "in-turn recall")! } : {}),
+    inTurn: find(PG, "in-turn recall"),
+    search: find(PG, "search"),
+    cachedSnapshot: find(PG, "snapshot open, cached"),
+    coldSnapshot: find(PG, "snapshot open, cold"),
+    floor: find(PG, FLOOR_SCENARIO),
+    embeddedInTurn: find(EMBEDDED, "in-turn recall"),
   });
   const high = Math.max(...options.concurrency);
   const scaling = [PG, EMBEDDED].flatMap((group) =>

@@ -4,33 +4,43 @@ import type { IndexedBelief } from "./loading.js";
 
 /**
  * The hard filter in process: the same predicates as store/eligibility-sql.ts,
- * one for one, applied to a belief before any arm scores or caps it. Tenant
- * and principal are not per-row predicates here because an index holds one
+ * one for one, applied to a belief before any arm scores or caps it. Times
+ * are compared in epoch milliseconds (IndexedBelief.times; a missing end is
+ * +∞). Tenant and principal are not per-row predicates here because an index holds one
  * principal's rows only (principal-index.ts refuses any other identity).
  */
-export function isEligible(
-  ib: IndexedBelief,
+export function eligibilityTest(
   f: EligibilityFilter,
   personaHeld: ReadonlySet<string>,
-  successors: (beliefId: string) => Iterable<StoredBelief> = () => [],
-): boolean {
-  const b = ib.belief;
+  /** The beliefs naming this one in their supersedes; undefined when none does (most beliefs). */
+  successors: (beliefId: string) => readonly StoredBelief[] | undefined = () => undefined,
+): (ib: IndexedBelief) => boolean {
+  // Read once per recall, not once per belief: a common word matches thousands of them.
   const asOf = f.asOf.getTime();
   const knownAt = f.knownAt.getTime();
-  if (b.sensitivity > f.sensitivityCeiling) return false;
-  if (!f.statuses.includes(b.status)) return false;
-  if (b.validFrom.getTime() > asOf) return false;
-  if (b.validTo !== null && b.validTo.getTime() <= asOf) return false;
-  if (b.recordedAt.getTime() > knownAt) return false;
-  if (b.retractedAt !== null && b.retractedAt.getTime() <= knownAt) return false;
-  if (b.portability === "local" && b.originScope !== f.currentScope && !f.namedSubjects.includes(ib.subjectKey)) return false;
-  // Historical: a belief rejected as not true is kept out from the moment of that rejection.
-  if (f.historical && ib.notTrueSinceUs !== null && ib.notTrueSinceUs <= knownAt * 1000) return false;
-  if (f.beliefTypes.length > 0 && !f.beliefTypes.includes(b.beliefType)) return false;
-  if (f.excludePersonaHeld && personaHeld.has(b.beliefId)) return false;
-  if (f.excludeExpiredDated && b.expiresHint !== null && b.expiresHint.getTime() <= asOf) return false;
-  for (const n of successors(b.beliefId)) if (successorInForce(n, b.beliefId, asOf, knownAt)) return false;
-  return true;
+  const statuses = new Set<string>(f.statuses);
+  const types = f.beliefTypes.length > 0 ? new Set<string>(f.beliefTypes) : null;
+  const named = new Set(f.namedSubjects);
+  const { sensitivityCeiling, currentScope, historical, excludePersonaHeld, excludeExpiredDated } = f;
+  return (ib) => {
+    const b = ib.belief;
+    const t = ib.times;
+    if (b.sensitivity > sensitivityCeiling) return false;
+    if (!statuses.has(b.status)) return false;
+    if (t.validFrom > asOf) return false;
+    if (t.validTo <= asOf) return false;
+    if (t.recordedAt > knownAt) return false;
+    if (t.retractedAt <= knownAt) return false;
+    if (b.portability === "local" && b.originScope !== currentScope && !named.has(ib.subjectKey)) return false;
+    // Historical: a belief rejected as not true is kept out from the moment of that rejection.
+    if (historical && ib.notTrueSinceUs !== null && ib.notTrueSinceUs <= knownAt * 1000) return false;
+    if (types !== null && !types.has(b.beliefType)) return false;
+    if (excludePersonaHeld && personaHeld.has(b.beliefId)) return false;
+    if (excludeExpiredDated && t.expiresHint <= asOf) return false;
+    const replacing = successors(b.beliefId);
+    if (replacing !== undefined) for (const n of replacing) if (successorInForce(n, b.beliefId, asOf, knownAt)) return false;
+    return true;
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ArmCandidate, LexicalQuery } from "../recall/candidate-source.js";
 import type { IndexedBelief } from "./loading.js";
 import { roundLikePostgres } from "./pg-numeric.js";
+import { firstK } from "./first-k.js";
 import type { Postings } from "./postings.js";
 
 /**
@@ -54,7 +55,11 @@ export function lexicalScores(
   }
 
   // 3. Prescore by summed idf, compared as the rounded numeric the SQL orders by.
-  const pre = matched.sort((x, y) => compareRounded(y.scratch.prescore, x.scratch.prescore) || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, s.prescoreCap);
+  const pre = firstK(
+    matched,
+    s.prescoreCap,
+    (x, y) => compareRounded(y.scratch.prescore, x.scratch.prescore) || compareIds(x.belief.beliefId, y.belief.beliefId),
+  );
 
   // 4. Exact BM25F, boosts, rounding.
   const names = new Set(q.names);

@@ -1,7 +1,7 @@
-import type { Principal } from "../domain/model.js";
+import type { Principal, StoredBelief } from "../domain/model.js";
 import type { CandidateRouter, CandidateSource } from "../recall/candidate-source.js";
 import type { SqlClient } from "../store/sql-client.js";
-import { beforeDeadline, storeDeadline, StoreTimeoutError } from "../store/store-deadline.js";
+import { beforeDeadline, storeDeadline, StoreTimeoutError, withStoreDeadline } from "../store/store-deadline.js";
 import { listenForRowChanges } from "./change-feed.js";
 import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
@@ -25,10 +25,18 @@ export interface PrincipalIndexOptions {
   retryAfterMs?: number;
   clock?: () => number;
   onLoadError?: (p: Principal, error: unknown) => void;
+  /** After a load installed an index: work that warms what its recalls will need (main.ts: the safety scan). */
+  onLoaded?: (beliefs: readonly StoredBelief[]) => void;
 }
 
 /** See scheduleLoad. */
 const LOAD_DELAY_MS = 250;
+/**
+ * A background load is the sidecar's work, not the call's that scheduled it:
+ * it runs under its own store deadline (a 100k-belief principal loads in
+ * seconds), never the call's, which has usually passed by the time it starts.
+ */
+const LOAD_TIMEOUT_MS = 60_000;
 
 interface Entry {
   index: PrincipalIndex;
@@ -153,6 +161,7 @@ export class PrincipalIndexes implements CandidateRouter {
         this.failedAt.delete(key);
         this.lru.set(key, entryFor(index, this.clock()));
         this.refreshGauges();
+        this.options.onLoaded?.(index.beliefRows());
       })
       .finally(() => this.loading.delete(key));
     this.loading.set(key, work);
@@ -207,7 +216,7 @@ export class PrincipalIndexes implements CandidateRouter {
     this.scheduled.add(key);
     setTimeout(() => {
       this.scheduled.delete(key);
-      void this.loadInBackground(p);
+      void withStoreDeadline(Date.now() + LOAD_TIMEOUT_MS, () => this.loadInBackground(p));
     }, this.options.loadDelayMs ?? LOAD_DELAY_MS).unref();
   }
 

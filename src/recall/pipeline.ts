@@ -156,8 +156,20 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   if (deltaAfter !== null) arms.push(deltaArm(source, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
   if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, policy.candidateCap));
-  const outcomes: ArmOutcome[] = [];
+  // Corrections to the session's snapshot (never dropped for budget): looked up beside the arms,
+  // so the lookup of the session's snapshot overlaps the arms' work instead of following it.
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
+  const correcting: Promise<Correction[]> =
+    deltaAfter !== null && ctx.sessionId !== ""
+      ? (async () => {
+          // The lookup reads the session's snapshot trace: one just handed out may still be queued.
+          await deps.traces.settle?.(run.principal, isSnapshotOf(ctx.sessionId), run.deadlineAt - marginMs);
+          return source.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now);
+        })()
+      : Promise.resolve([]);
+  // Awaited after the arms; if the arms fail first, its own failure is not left unhandled.
+  correcting.catch(() => {});
+  const outcomes: ArmOutcome[] = [];
   for await (const outcome of runArms(
     arms.map((arm) => {
       const delayed = withDelay(arm, deps.armDelayMs?.[arm.name] ?? 0);
@@ -169,13 +181,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     outcomes.push(outcome);
     yield outcome;
   }
-  // Corrections to the session's snapshot: looked up after the arms, never dropped for budget.
-  let corrections: Correction[] = [];
-  if (deltaAfter !== null && ctx.sessionId !== "") {
-    // The lookup reads the session's snapshot trace: one just handed out may still be queued.
-    await deps.traces.settle?.(run.principal, isSnapshotOf(ctx.sessionId), run.deadlineAt - marginMs);
-    corrections = await source.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now);
-  }
+  const corrections = await correcting;
 
   // 4. Fuse.
   const beliefs = new Map<string, StoredBelief>();

@@ -138,22 +138,32 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
   for (const words of sets) for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
   const rarestFirst = (a: string, b: string) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1);
 
-  // subject + word → positions (in rank order) of the items whose prefix holds the word.
-  const index = new Map<string, number[]>();
+  // subject → word → positions (in rank order) of the items whose prefix holds the word.
+  const index = new Map<string, Map<string, number[]>>();
   const result = new Map<string, string>();
   ranked.forEach((item, i) => {
     const words = sets[i]!;
+    if (words.size === 0) return;
     const subject = item.subject.toLowerCase();
+    let bySubject = index.get(subject);
+    if (!bySubject) index.set(subject, (bySubject = new Map()));
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
     const prefix = [...words].sort(rarestFirst).slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
-    const keys = prefix.map((w) => `${subject}\u0000${w}`);
-    const above = [...new Set(keys.flatMap((k) => index.get(k) ?? []))].sort((a, b) => a - b);
-    const original = above.find((j) => !related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold);
-    if (original !== undefined) result.set(item.beliefId, ranked[original]!.beliefId);
-    for (const k of keys) {
-      const positions = index.get(k);
+    const above: number[] = [];
+    for (const w of prefix) for (const j of bySubject.get(w) ?? []) above.push(j);
+    above.sort((a, b) => a - b);
+    for (let k = 0; k < above.length; k++) {
+      const j = above[k]!;
+      if (k > 0 && above[k - 1] === j) continue;
+      if (!related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold) {
+        result.set(item.beliefId, ranked[j]!.beliefId);
+        break;
+      }
+    }
+    for (const w of prefix) {
+      const positions = bySubject.get(w);
       if (positions) positions.push(i);
-      else index.set(k, [i]);
+      else bySubject.set(w, [i]);
     }
   });
   return result;

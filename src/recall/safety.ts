@@ -81,22 +81,61 @@ export function scanStatement(statement: string, beliefType: string): SafetyVerd
   return verdictOf(explainStatement(statement, beliefType));
 }
 
-/** The whole scan of a recall's statements, the ruleset included: one ruleset call for all of them. */
+/**
+ * The whole scan of a recall's statements, the ruleset included: one ruleset
+ * call for all of them. The scan is a pure function of (type, statement), and
+ * a recall asks it of a few hundred candidates, mostly the same ones as the
+ * recall before (one principal's beliefs): findings are kept, a bounded number
+ * of them, and only statements not seen yet are scanned.
+ */
 export async function explainStatements(items: readonly { statement: string; beliefType: string }[]): Promise<(SafetyFinding | null)[]> {
-  const findings = items.map((i) => explainStatement(i.statement, i.beliefType));
+  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => SCANNED.get(i.beliefType)?.get(i.statement));
+  const fresh = items.flatMap((_, i) => (findings[i] === undefined ? [i] : []));
+  for (const i of fresh) findings[i] = explainStatement(items[i]!.statement, items[i]!.beliefType);
   // The ruleset reads every view of the statements the rules above let through.
   const views: { item: number; text: string }[] = [];
-  findings.forEach((f, item) => {
-    if (f !== null) return;
+  for (const item of fresh) {
+    if (findings[item] !== null) continue;
     const raw = rawViews(items[item]!.statement);
     for (const text of [...raw, ...raw.flatMap((v) => decodedPayloads(v))]) views.push({ item, text });
-  });
-  const hits = await rulesetSecrets(views.map((v) => v.text));
+  }
+  const hits = views.length === 0 ? [] : await rulesetSecrets(views.map((v) => v.text));
   hits.forEach((ruleId, i) => {
     const item = views[i]!.item;
     if (ruleId !== null && findings[item] === null) findings[item] = { reason: "secret", rule: ruleId };
   });
-  return findings;
+  for (const i of fresh) {
+    const { beliefType, statement } = items[i]!;
+    if (scannedCount >= SCANNED_MAX) {
+      SCANNED.clear();
+      scannedCount = 0;
+    }
+    let byStatement = SCANNED.get(beliefType);
+    if (!byStatement) SCANNED.set(beliefType, (byStatement = new Map()));
+    if (!byStatement.has(statement)) scannedCount += 1;
+    byStatement.set(statement, findings[i]!);
+  }
+  return findings as (SafetyFinding | null)[];
+}
+
+// type → statement → finding. Keyed by the statement itself (no joined key to build and hash per
+// lookup); an indexed principal hands the same string objects to every recall. At most SCANNED_MAX
+// statements (a few MiB), then it starts over.
+const SCANNED = new Map<string, Map<string, SafetyFinding | null>>();
+const SCANNED_MAX = 131_072;
+let scannedCount = 0;
+
+/**
+ * Scans statements ahead of the recalls that will ask (a principal's whole
+ * index, once loaded), in small slices that yield to the event loop between
+ * them, so those recalls find their findings kept. Findings are what a recall
+ * would compute; nothing else changes. Errors are the caller's to log.
+ */
+export async function prescanStatements(items: readonly { statement: string; beliefType: string }[], slice = 100): Promise<void> {
+  for (let i = 0; i < items.length && i < SCANNED_MAX / 2; i += slice) {
+    await explainStatements(items.slice(i, i + slice));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 export async function scanStatements(items: readonly { statement: string; beliefType: string }[]): Promise<SafetyVerdict[]> {

@@ -20,7 +20,7 @@ export function eligibilitySql(f: EligibilityFilter, p: SqlParams): string {
     `(b.retracted_at IS NULL OR b.retracted_at > ${knownAt}::timestamptz)`,
     `(b.portability <> 'local' OR b.origin_scope = ${p.add(f.currentScope)}
       OR lower(b.subject) = ANY(${p.add(f.namedSubjects)}::text[]))`,
-    `NOT EXISTS (SELECT 1 FROM beliefs n WHERE ${successorInForceSql("n", "b", asOf, knownAt)})`,
+    notSucceededSql("b", asOf, knownAt),
   ];
   if (f.historical) {
     // Status no longer excludes, so a belief the user rejected as not true
@@ -51,11 +51,30 @@ export function eligibilitySql(f: EligibilityFilter, p: SqlParams): string {
  * Once begun, a successor keeps replacing even after it ended itself (say,
  * superseded in turn): supersession is not undone by the next one.
  * `asOf` and `knownAt` are SQL expressions (parameters) of timestamptz text.
- * Uses beliefs_supersedes_idx (sql/0010_supersedes_index.sql).
+ * For a few given old rows (corrections) it uses beliefs_supersedes_idx
+ * (sql/0010_supersedes_index.sql); the hard filter, over many rows, asks it
+ * through notSucceededSql.
  */
 export function successorInForceSql(n: string, old: string, asOf: string, knownAt: string): string {
+  return `${n}.supersedes @> ARRAY[${old}.belief_id] AND ${inForceSql(n, old, asOf, knownAt)}`;
+}
+
+/**
+ * "No successor is in force over `old`", for a predicate over many rows: the
+ * principal's beliefs that name others in their supersedes (few; found by
+ * beliefs_successors_idx, sql/0011) are unnested and anti-joined by id, so
+ * PostgreSQL hashes them once instead of testing `@>` against every pair.
+ * The same rule as successorInForceSql, written for a different plan.
+ */
+export function notSucceededSql(old: string, asOf: string, knownAt: string): string {
+  return `NOT EXISTS (SELECT 1 FROM beliefs n CROSS JOIN LATERAL unnest(n.supersedes) AS named(old_id)
+      WHERE n.supersedes <> '{}' AND named.old_id = ${old}.belief_id AND ${inForceSql("n", old, asOf, knownAt)})`;
+}
+
+/** Everything of succession but how `n` names `old`. */
+function inForceSql(n: string, old: string, asOf: string, knownAt: string): string {
   return `${n}.tenant_id = ${old}.tenant_id AND ${n}.principal_id = ${old}.principal_id
-      AND ${n}.supersedes @> ARRAY[${old}.belief_id] AND ${n}.belief_id <> ${old}.belief_id
+      AND ${n}.belief_id <> ${old}.belief_id
       AND ${n}.status <> 'expired'
       AND ${n}.valid_from <= ${asOf}::timestamptz
       AND ${n}.recorded_at <= ${knownAt}::timestamptz

@@ -187,6 +187,49 @@ export function demoteNearDuplicates<T extends NearDuplicateCandidate>(
     .sort(byScoreThenId);
 }
 
+/** What the source-coverage penalty reads of a ranked candidate: the near-duplicate fields and the cited episodes. */
+export interface SourceCandidate extends NearDuplicateCandidate {
+  sourceEpisodeIds: readonly string[];
+}
+
+/**
+ * Candidates whose cited source episodes are all cited by higher-ranked
+ * candidates: they add no evidence the block does not already hold (two
+ * observations of one dialog turn). `ranked` is best first; a belief that
+ * cites no episode is never covered, and, as for near-duplicates, a pair
+ * that collapse relates (conflict partners, a belief and the one it
+ * supersedes, revisions of one predicate key) does not count.
+ */
+export function coveredSources<T extends SourceCandidate>(ranked: readonly T[]): Set<string> {
+  const citing = new Map<string, T[]>();
+  const covered = new Set<string>();
+  for (const item of ranked) {
+    const sources = item.sourceEpisodeIds;
+    if (sources.length > 0 && sources.every((e) => (citing.get(e) ?? []).some((above) => !related(above, item)))) covered.add(item.beliefId);
+    for (const e of sources) {
+      const list = citing.get(e);
+      if (list) list.push(item);
+      else citing.set(e, [item]);
+    }
+  }
+  return covered;
+}
+
+/**
+ * The source-coverage penalty, after the near-duplicate one: each candidate
+ * whose sources higher-ranked candidates already cite loses w_penalty ×
+ * penalty.sourceCovered, then all are re-sorted by the total order. Demoted,
+ * never deleted, like a near-duplicate.
+ */
+export function demoteCoveredSources<T extends SourceCandidate>(ranked: readonly T[], weights: ProfileWeights, policy: RetrievalPolicy): T[] {
+  const covered = coveredSources(ranked);
+  if (covered.size === 0) return [...ranked];
+  const demotion = weights.penalty * policy.penalty.sourceCovered;
+  return ranked
+    .map((item) => (covered.has(item.beliefId) ? { ...item, score: Math.round((item.score - demotion) * 1e9) / 1e9 } : item))
+    .sort(byScoreThenId);
+}
+
 function related(a: NearDuplicateCandidate, b: NearDuplicateCandidate): boolean {
   return (
     a.conflictsWith.includes(b.beliefId) ||

@@ -47,6 +47,7 @@ import { EmbeddingBackfill } from "./embed/embedding-backfill.js";
 import type { SemanticSearch } from "./recall/arms/semantic.js";
 import { SemanticStore } from "./store/semantic-store.js";
 import { PrincipalIndexes } from "./principal-index/principal-indexes.js";
+import { prescanStatements } from "./recall/safety.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
@@ -96,6 +97,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   const indexes = new PrincipalIndexes(store, {
     ...config.principalIndex,
     onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
+    // The safety scan of a fresh statement is most of a recall's CPU: a loaded principal's are scanned ahead.
+    onLoaded: (beliefs) => prescanStatements(beliefs).catch((err: unknown) => logger.warn({ err }, "safety prescan failed")),
   });
   await indexes.start();
   registerIndexMetrics(metrics, () => indexes.stats);

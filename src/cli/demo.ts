@@ -60,7 +60,8 @@ export async function runDemo(config: Config, options: { once: boolean }): Promi
       moment: Moment.IN_TURN,
       sessionId: "demo-session-1",
       turnId: "demo-turn-1",
-      query: { currentScope: "veetbot", text: "How do we deploy veetbot, and what gates a deploy?", subjects: ["veetbot deploy"] },
+      // The runtime's active entities for this turn: the deploy itself, and deploys in general.
+      query: { currentScope: "veetbot", text: "How do we deploy veetbot, and what gates a deploy?", subjects: ["veetbot deploy", "deploys"] },
     });
     out("== in-turn recall for: \"How do we deploy veetbot, and what gates a deploy?\" ==\n");
     for (const arm of inTurn.arms) out(`arm ${arm}\n`);

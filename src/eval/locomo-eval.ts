@@ -30,8 +30,9 @@ import { writeDetails, type QuestionDetail } from "./locomo-details.js";
 /**
  * `recall eval locomo FILE`: loads each conversation into its own principal
  * of a fresh embedded store, asks every question through the real in-turn
- * pipeline with a fixed item cap and token budget, and scores the ranked
- * beliefs against the evidence, beside a plain BM25 over the same beliefs.
+ * pipeline with a fixed item cap and token budget and no relevance floor
+ * (min_score 0: the ranking alone), and scores the ranked beliefs against
+ * the evidence, beside a plain BM25 over the same beliefs.
  * Each question is also asked at the production in-turn caps (or --items /
  * --budget), floor on, to score what is actually injected; the figures are
  * reported per category against the coverage ceiling (locomo-breakdown.ts).
@@ -40,6 +41,8 @@ import { writeDetails, type QuestionDetail } from "./locomo-details.js";
 export const KS = [5, 10, 20] as const;
 const MAX_ITEMS = 20;
 const BUDGET_TOKENS = 4000;
+/** The ranked list is asked with no floor, absolute or relative: it measures the ranking, the injected block the floor. */
+const NO_FLOOR = 0;
 
 export interface LocomoOptions {
   conversations?: number;
@@ -137,7 +140,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
         // Optionally, as an agent runtime might: the people the question names as subjects.
         const named = options.subjects ? conv.speakers.filter((s) => q.question.toLowerCase().includes(s.toLowerCase())) : [];
         const started = performance.now();
-        const { result } = await askInTurn(deps, principal, conv.sampleId, inTurnQuery(q.question, named, MAX_ITEMS, BUDGET_TOKENS));
+        const { result } = await askInTurn(deps, principal, conv.sampleId, inTurnQuery(q.question, named, MAX_ITEMS, BUDGET_TOKENS, NO_FLOOR));
         latencies.push(performance.now() - started);
         tokens.push(result.tokens);
         const ranked = result.items.map((i) => provenanceOf(i.beliefId));
@@ -247,8 +250,8 @@ async function semanticSearch(client: ReturnType<typeof createPgliteClient>, emb
   return { search: { embedder, store: semanticStore, similarity }, backfill };
 }
 
-function inTurnQuery(text: string, subjects: string[], maxItems: number, budgetTokens: number): RequestedQuery {
-  return requestedQuery({ currentScope: "locomo", text, subjects, budgetTokens, maxItems });
+function inTurnQuery(text: string, subjects: string[], maxItems: number, budgetTokens: number, minScore?: number): RequestedQuery {
+  return requestedQuery({ currentScope: "locomo", text, subjects, budgetTokens, maxItems, minScore });
 }
 
 /** A plain-text table: one row per group and system, frac/all/noise at each k. */
@@ -268,7 +271,7 @@ export function formatLocomoReport(r: LocomoReport): string {
     );
   return [
     `LoCoMo retrieval: ${r.conversations} conversations, ${r.beliefs} beliefs, ${r.questions} questions (${r.skippedQuestions} skipped: no evidence)`,
-    `item cap ${MAX_ITEMS}, token budget ${BUDGET_TOKENS}; policy ${RETRIEVAL_POLICY.version}; subjects ${r.subjects ? "from named speakers" : "none (question text only)"}; semantic arm ${r.semantic ?? "off"}`,
+    `item cap ${MAX_ITEMS}, token budget ${BUDGET_TOKENS}, no floor; policy ${RETRIEVAL_POLICY.version}; subjects ${r.subjects ? "from named speakers" : "none (question text only)"}; semantic arm ${r.semantic ?? "off"}`,
     header,
     ...rows,
     `tokens per recall (mean): ${r.tokensPerRecall.toFixed(0)}; recall latency p50 ${r.latencyMs.p50.toFixed(1)} ms, p95 ${r.latencyMs.p95.toFixed(1)} ms (in process, PGlite)`,

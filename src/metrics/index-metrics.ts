@@ -19,6 +19,7 @@ const COUNTERS: [string, string, (s: IndexStats) => number][] = [
 const GAUGES: [string, string, (s: IndexStats) => number][] = [
   ["recall_index_load_seconds_last", "Duration of the last principal index load.", (s) => s.loadMsLast / 1000],
   ["recall_index_principals", "Principals indexed in process.", (s) => s.principals],
+  ["recall_index_warming", "Loaded indexes whose background warm-up (safety prescan) is still running.", (s) => s.warming],
   ["recall_index_beliefs", "Beliefs held by the principal indexes.", (s) => s.beliefs],
   ["recall_index_bytes", "Approximate bytes held by the principal indexes.", (s) => s.bytes],
   ["recall_index_max_bytes", "The principal indexes' byte bound (RECALL_INDEX_MB).", (s) => s.maxBytes],

@@ -1,6 +1,6 @@
 import type { Principal } from "../domain/model.js";
 import type { SqlClient } from "../store/sql-client.js";
-import { loadBeliefs, loadDelta, loadSideTables, sqlLexemes } from "./loading.js";
+import { indexedFromRow, loadBeliefRows, loadDelta, loadSideTables, sqlLexemes } from "./loading.js";
 import { PrincipalIndex, type IndexLookups } from "./principal-index.js";
 import { termLexeme } from "./query-lexemes.js";
 
@@ -17,9 +17,19 @@ import { termLexeme } from "./query-lexemes.js";
  */
 export async function loadIndex(db: SqlClient, p: Principal, lookups: IndexLookups): Promise<PrincipalIndex> {
   const side = await loadSideTables(db, p);
-  const beliefs = await loadBeliefs(db, p);
-  return new PrincipalIndex(p, side, beliefs, lookups);
+  const rows = await loadBeliefRows(db, p);
+  // Built in slices that yield between them: 100k rows take seconds of CPU, and recalls of other
+  // principals (or this one, from SQL meanwhile) must not wait behind all of it.
+  const index = new PrincipalIndex(p, side, [], lookups);
+  for (let i = 0; i < rows.length; i += BUILD_SLICE) {
+    index.upsert(rows.slice(i, i + BUILD_SLICE).map(indexedFromRow));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return index;
 }
+
+/** Rows parsed and indexed between two turns of the event loop while an index loads (a few ms of work). */
+const BUILD_SLICE = 500;
 
 /**
  * Applies the delta above the index's position, and re-reads the persona

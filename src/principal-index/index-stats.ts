@@ -16,6 +16,8 @@ export interface IndexStats {
   /** Head checks made because no notification arrived within the staleness bound. */
   headChecks: number;
   evictions: number;
+  /** Loaded indexes whose warm-up (the safety prescan) is still running in the background. */
+  warming: number;
   /** Principals indexed now, their beliefs and approximate bytes, and the bound. */
   principals: number;
   beliefs: number;
@@ -34,6 +36,7 @@ export function emptyIndexStats(maxBytes: number): IndexStats {
     deltas: 0,
     headChecks: 0,
     evictions: 0,
+    warming: 0,
     principals: 0,
     beliefs: 0,
     bytes: 0,

@@ -27,6 +27,8 @@ export interface IndexedBelief {
   lastRejectedAt: Date | null;
   /** The belief's times in epoch ms for the hard filter; a missing end (valid_to, retracted_at, expires_hint) is +∞. */
   times: { validFrom: number; validTo: number; recordedAt: number; retractedAt: number; expiresHint: number };
+  /** Place in the structured arm's authority order (ordered-beliefs.ts); set before that arm reads it. */
+  rank: number;
   /** Working state of the one lexical scoring pass running (lexical-scoring.ts), so it allocates nothing per belief. */
   scratch: { pass: number; eligible: boolean; prescore: number };
 }
@@ -47,13 +49,9 @@ const INDEXED_COLUMNS = `${BELIEF_COLUMNS}, lower(b.subject) AS subject_key, b.l
   (SELECT max(r.created_at) FROM rejections r
     WHERE r.tenant_id = b.tenant_id AND r.principal_id = b.principal_id AND r.belief_id = b.belief_id) AS rejected_at`;
 
-/** Every belief row of the principal. */
-export async function loadBeliefs(db: SqlClient, p: Principal): Promise<IndexedBelief[]> {
-  const rows = await db.query(`SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2`, [
-    p.tenantId,
-    p.principalId,
-  ]);
-  return rows.map(indexedFromRow);
+/** Every belief row of the principal, as read (indexedFromRow makes each an IndexedBelief). */
+export async function loadBeliefRows(db: SqlClient, p: Principal): Promise<Row[]> {
+  return db.query(`SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2`, [p.tenantId, p.principalId]);
 }
 
 /**
@@ -117,7 +115,7 @@ export async function sqlLexemes(db: SqlClient, terms: readonly string[]): Promi
   return new Map(rows.map((r) => [r.term, r.lexemes ?? []]));
 }
 
-function indexedFromRow(r: Row): IndexedBelief {
+export function indexedFromRow(r: Row): IndexedBelief {
   const belief = beliefFromRow(r);
   const ms = (d: Date | null) => (d === null ? Infinity : d.getTime());
   return {
@@ -134,6 +132,7 @@ function indexedFromRow(r: Row): IndexedBelief {
     lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],
     notTrueSinceUs: r.not_true_us === null || r.not_true_us === undefined ? null : Number(r.not_true_us),
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
+    rank: 0,
     scratch: { pass: 0, eligible: false, prescore: 0 },
   };
 }

@@ -6,15 +6,16 @@ import type { IndexedBelief } from "./loading.js";
  * the principal's beliefs, as principal_lexicon counts them).
  */
 export class Postings {
-  private readonly byLexeme = new Map<string, Set<IndexedBelief>>();
+  /** Arrays, not sets: scoring walks them on every recall, and arrays are the fastest to walk. Order is of no meaning. */
+  private readonly byLexeme = new Map<string, IndexedBelief[]>();
   /** Documents and occurrences per weight label A-D over every belief of the principal. */
   readonly totals = { docs: 0, lengths: [0, 0, 0, 0] };
 
   add(b: IndexedBelief): void {
     for (const t of b.terms) {
       let list = this.byLexeme.get(t.lexeme);
-      if (!list) this.byLexeme.set(t.lexeme, (list = new Set()));
-      list.add(b);
+      if (!list) this.byLexeme.set(t.lexeme, (list = []));
+      list.push(b);
     }
     this.count(b, 1);
   }
@@ -22,13 +23,18 @@ export class Postings {
   remove(b: IndexedBelief): void {
     for (const t of b.terms) {
       const list = this.byLexeme.get(t.lexeme);
-      list?.delete(b);
-      if (list?.size === 0) this.byLexeme.delete(t.lexeme);
+      if (!list) continue;
+      const at = list.indexOf(b);
+      if (at >= 0) {
+        list[at] = list[list.length - 1]!;
+        list.pop();
+      }
+      if (list.length === 0) this.byLexeme.delete(t.lexeme);
     }
     this.count(b, -1);
   }
 
-  get(lexeme: string): ReadonlySet<IndexedBelief> | undefined {
+  get(lexeme: string): readonly IndexedBelief[] | undefined {
     return this.byLexeme.get(lexeme);
   }
 

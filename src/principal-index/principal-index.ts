@@ -10,6 +10,7 @@ import {
 import type { EligibilityFilter } from "../recall/hard-filter.js";
 import { eligibilityTest, successorInForce } from "./eligibility.js";
 import { firstK } from "./first-k.js";
+import { OrderedBeliefs } from "./ordered-beliefs.js";
 import { compareIds, lexicalScores } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
@@ -39,8 +40,10 @@ export class PrincipalIndex implements CandidateSource {
   private readonly byType = new Map<string, Set<IndexedBelief>>();
   /** Sorted distinct subject keys, for the misspelt-name prefix search; rebuilt lazily. */
   private subjectKeys: string[] | null = null;
-  /** Every belief, newest store position first, for the delta arm; rebuilt lazily after a change. */
-  private byPosition: IndexedBelief[] | null = null;
+  /** The delta arm's order: newest store position first. */
+  private readonly byPosition = new OrderedBeliefs(() => this.beliefs.values(), newestFirst);
+  /** The structured arm's order among beliefs of equal arm score: authority, confidence, evidence, id. */
+  private readonly byAuthority = new OrderedBeliefs(() => this.beliefs.values(), authorityFirst);
   /** Old belief id → beliefs naming it in their supersedes. */
   private readonly successors = new Map<string, Set<string>>();
   private persona: ReadonlySet<string> = new Set();
@@ -59,6 +62,11 @@ export class PrincipalIndex implements CandidateSource {
     this.upsert(beliefs);
   }
 
+  /** Every belief row held. */
+  beliefRows(): StoredBelief[] {
+    return [...this.beliefs.values()].map((ib) => ib.belief);
+  }
+
   get size(): number {
     return this.beliefs.size;
   }
@@ -75,7 +83,8 @@ export class PrincipalIndex implements CandidateSource {
       const old = this.beliefs.get(id);
       if (old) this.unlink(old);
       this.beliefs.set(id, next);
-      this.placeByPosition(next, old, rows.length);
+      this.byPosition.place(next, old, rows.length);
+      this.byAuthority.place(next, old, rows.length);
       this.postings.add(next);
       let group = this.bySubject.get(next.subjectKey);
       if (!group) {
@@ -93,25 +102,6 @@ export class PrincipalIndex implements CandidateSource {
       }
       this.beliefBytes += indexedBytes(next);
     }
-  }
-
-  /** Keeps the delta arm's order through a small delta; a large one (or the load) has it rebuilt on first use. */
-  private placeByPosition(next: IndexedBelief, old: IndexedBelief | undefined, batch: number): void {
-    const list = this.byPosition;
-    if (list === null) return;
-    if (batch > 64) {
-      this.byPosition = null;
-      return;
-    }
-    if (old) list.splice(list.indexOf(old), 1);
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (newestFirst(list[mid]!, next) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    list.splice(lo, 0, next);
   }
 
   setSideTables(side: SideTables): void {
@@ -167,37 +157,43 @@ export class PrincipalIndex implements CandidateSource {
     const types = new Set(anchors.types);
     const owned = anchors.owned ?? null;
     const anchored = subjects.size > 0 || types.size > 0 || owned !== null;
-    const out: ArmCandidate[] = [];
-    for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) {
-      if (!eligible(ib)) continue;
+    const score = (ib: IndexedBelief) => {
       const b = ib.belief;
       const subject = subjects.has(ib.subjectKey);
       const type = types.has(b.beliefType);
       const ownership = owned !== null && owned.types.includes(b.beliefType) && OWNERSHIP.test(b.statement) && !NOT_OWNERSHIP.test(b.statement);
-      if (anchored && !subject && !type && !ownership) continue;
-      out.push({
-        belief: b,
-        armScore: Math.max(subject ? 1 : 0, ownership ? owned!.weight : 0, type ? anchors.typeWeight : 0),
-      });
+      return anchored && !subject && !type && !ownership ? 0 : Math.max(subject ? 1 : 0, ownership ? owned!.weight : 0, type ? anchors.typeWeight : 0);
+    };
+    this.byAuthority.ranked();
+    const matches: { ib: IndexedBelief; armScore: number }[] = [];
+    const add = (ib: IndexedBelief) => {
+      if (!eligible(ib)) return false;
+      const armScore = score(ib);
+      if (anchored && armScore === 0) return false;
+      matches.push({ ib, armScore });
+      return true;
+    };
+    if (owned === null && types.size > 0) {
+      // A type anchor matches thousands (a snapshot's durable types), all with the same score: only
+      // the first `cap` of them in authority order can make the cut, so they are read in that order.
+      for (const s of subjects) for (const ib of this.bySubject.get(s) ?? []) add(ib);
+      let typed = 0;
+      for (const ib of this.byAuthority.ordered) {
+        if (typed >= cap) break;
+        if (types.has(ib.belief.beliefType) && !subjects.has(ib.subjectKey) && add(ib)) typed += 1;
+      }
+    } else {
+      for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) add(ib);
     }
-    return firstK(
-      out,
-      cap,
-      (x, y) =>
-        y.armScore - x.armScore ||
-        AUTHORITY_ORDER[x.belief.authority] - AUTHORITY_ORDER[y.belief.authority] ||
-        y.belief.confidence - x.belief.confidence ||
-        y.belief.evidenceCount - x.belief.evidenceCount ||
-        compareIds(x.belief.beliefId, y.belief.beliefId),
-    );
+    // Arm score, then the fixed authority order (authority, confidence, evidence, id), as the SQL orders.
+    return firstK(matches, cap, (x, y) => y.armScore - x.armScore || x.ib.rank - y.ib.rank).map((m) => ({ belief: m.ib.belief, armScore: m.armScore }));
   }
 
-  /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match. */
-  private anchoredBeliefs(subjects: ReadonlySet<string>, types: readonly string[]): Set<IndexedBelief> {
-    const out = new Set<IndexedBelief>();
-    for (const s of subjects) for (const b of this.bySubject.get(s) ?? []) out.add(b);
-    for (const t of types) for (const b of this.byType.get(t) ?? []) out.add(b);
-    return out;
+  /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match, each once. */
+  private *anchoredBeliefs(subjects: ReadonlySet<string>, types: readonly string[]): Iterable<IndexedBelief> {
+    for (const s of subjects) yield* this.bySubject.get(s) ?? [];
+    // A belief has one type: only one about a named subject was seen already.
+    for (const t of new Set(types)) for (const b of this.byType.get(t) ?? []) if (!subjects.has(b.subjectKey)) yield b;
   }
 
   async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number): Promise<ArmCandidate[]> {
@@ -234,9 +230,8 @@ export class PrincipalIndex implements CandidateSource {
   async deltaCandidates(f: EligibilityFilter, afterPosition: number, cap: number): Promise<ArmCandidate[]> {
     const eligible = this.eligible(f);
     // Only the rows above the watermark are read: usually none or a few of the principal's thousands.
-    const ordered = (this.byPosition ??= [...this.beliefs.values()].sort(newestFirst));
     const out: ArmCandidate[] = [];
-    for (const ib of ordered) {
+    for (const ib of this.byPosition.ordered) {
       if (ib.belief.storePosition <= afterPosition || out.length >= cap) break;
       if (eligible(ib)) out.push({ belief: ib.belief, armScore: 1 });
     }
@@ -277,6 +272,16 @@ export class PrincipalIndex implements CandidateSource {
     }
     return out;
   }
+}
+
+/** The structured arm's order among equal arm scores, as the SQL's ORDER BY: authority, confidence desc, evidence desc, id. */
+function authorityFirst(x: IndexedBelief, y: IndexedBelief): number {
+  return (
+    AUTHORITY_ORDER[x.belief.authority] - AUTHORITY_ORDER[y.belief.authority] ||
+    y.belief.confidence - x.belief.confidence ||
+    y.belief.evidenceCount - x.belief.evidenceCount ||
+    compareIds(x.belief.beliefId, y.belief.beliefId)
+  );
 }
 
 /** The delta arm's order: store position descending, then id. */

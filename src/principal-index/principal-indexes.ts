@@ -1,4 +1,4 @@
-import type { Principal } from "../domain/model.js";
+import type { Principal, StoredBelief } from "../domain/model.js";
 import type { CandidateRouter, CandidateSource } from "../recall/candidate-source.js";
 import type { SqlClient } from "../store/sql-client.js";
 import { beforeDeadline, storeDeadline, StoreTimeoutError, withStoreDeadline } from "../store/store-deadline.js";
@@ -25,6 +25,8 @@ export interface PrincipalIndexOptions {
   retryAfterMs?: number;
   clock?: () => number;
   onLoadError?: (p: Principal, error: unknown) => void;
+  /** After a load installed an index: background work that warms what its recalls will need (main.ts: the safety scan). */
+  onLoaded?: (beliefs: readonly StoredBelief[]) => Promise<void>;
 }
 
 /** See scheduleLoad. */
@@ -159,6 +161,10 @@ export class PrincipalIndexes implements CandidateRouter {
         this.failedAt.delete(key);
         this.lru.set(key, entryFor(index, this.clock()));
         this.refreshGauges();
+        if (this.options.onLoaded) {
+          this.stats.warming += 1;
+          void this.options.onLoaded(index.beliefRows()).finally(() => (this.stats.warming -= 1));
+        }
       })
       .finally(() => this.loading.delete(key));
     this.loading.set(key, work);

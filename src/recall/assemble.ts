@@ -5,6 +5,8 @@ import { countTokens } from "./tokens.js";
  * budget, stopping at the relevance floor. Filling the budget is not the
  * goal: nothing below the floor is admitted even when room is left, except
  * the conflict partner of an admitted belief, which always comes with it.
+ * The floor is the absolute score and its relative part: the ids held back
+ * by relative-floor.ts count as below it.
  */
 
 export interface Assemblable {
@@ -32,7 +34,7 @@ export function byScoreThenId(a: { score: number; beliefId: string }, b: { score
 
 export function assemble<T extends Assemblable>(
   ranked: readonly T[],
-  limits: { maxItems: number; budgetTokens: number; floor: number; frameTokens: number },
+  limits: { maxItems: number; budgetTokens: number; floor: number; frameTokens: number; heldBack?: ReadonlySet<string> },
 ): Assembled<T> {
   const ordered = [...ranked].sort(byScoreThenId);
   const byId = new Map(ordered.map((item) => [item.beliefId, item]));
@@ -58,7 +60,7 @@ export function assemble<T extends Assemblable>(
 
   for (const item of ordered) {
     if (admitted.has(item.beliefId)) continue;
-    if (item.score < limits.floor) {
+    if (item.score < limits.floor || limits.heldBack?.has(item.beliefId)) {
       belowFloor += 1;
       continue;
     }

@@ -32,7 +32,8 @@ import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
 import { scanStatements } from "./safety.js";
 import { gateSemanticOnly } from "./semantic-calibration.js";
-import { demoteNearDuplicates, isCarried, score } from "./rank.js";
+import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank.js";
+import { heldBelowRelativeFloor } from "./relative-floor.js";
 import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { rankedCandidate, type RankedCandidate } from "./ranked-candidate.js";
 import { runArms } from "./run-arms.js";
@@ -201,8 +202,11 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity));
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
-  // The penalty's last part needs the first ranking: a near-duplicate of a higher-ranked item.
-  const reranked = demoteNearDuplicates(ranked, weights, policy);
+  // The penalty's last parts need the first ranking: a near-duplicate of a higher-ranked item, then
+  // an item whose cited sources higher-ranked items already cite.
+  const reranked = demoteCoveredSources(demoteNearDuplicates(ranked, weights, policy), weights, policy);
+  // The floor's relative part, from the arms' own scores; a query with no floor (min_score 0) has none.
+  const heldBack = query.minScore > 0 ? heldBelowRelativeFloor(outcomes, weights.relativeFloor, policy.typeAnchorWeight) : new Set<string>();
 
   // 6. Collapse and diversify.
   const collapsed = collapse(reranked, perSubjectCap(query.maxItems, query.profile, policy));
@@ -223,6 +227,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     budgetTokens: query.budgetTokens,
     floor: query.minScore,
     frameTokens: countTokens(header) + countTokens(RENDER_FOOTER) + 2,
+    heldBack,
   };
   const assembled =
     run.kind === "snapshot"

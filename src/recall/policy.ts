@@ -17,6 +17,13 @@ export interface ProfileWeights {
   penalty: number;
   /** Relevance floor: candidates scoring below are dropped even with budget left. */
   floor: number;
+  /**
+   * The floor's relative part (relative-floor.ts): a lexical-only candidate below this share of the
+   * recall's best lexical score, or a type-only anchor match whose type the question's words already
+   * answered, is held back like a candidate below the floor. 0 turns it off; so does a query whose
+   * min_score is 0 (no floor at all).
+   */
+  relativeFloor: number;
 }
 
 export interface MomentDefaults {
@@ -51,8 +58,11 @@ export interface RetrievalPolicy {
   authority: Record<Authority, number>;
   /** scope_affinity of a belief carried from another project, by portability. */
   carriedAffinity: Record<Portability, number>;
-  /** Penalty feature parts; `nearDuplicate` applies to a near-duplicate of a higher-ranked candidate. */
-  penalty: { flagged: number; pastExpiresHint: number; nearDuplicate: number };
+  /**
+   * Penalty feature parts; `nearDuplicate` applies to a near-duplicate of a higher-ranked candidate,
+   * `sourceCovered` to a candidate whose cited source episodes higher-ranked candidates all cite.
+   */
+  penalty: { flagged: number; pastExpiresHint: number; nearDuplicate: number; sourceCovered: number };
   /**
    * When a candidate is a near-duplicate of a higher-ranked one: same subject
    * and a Jaccard similarity of their content-word sets (function words and
@@ -91,14 +101,14 @@ export interface RetrievalPolicy {
 }
 
 export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
-  version: "retrieval@5",
+  version: "retrieval@6",
   rrfK: 60,
   candidateCap: 200,
   typeAnchorWeight: 0.25,
   profiles: {
-    core: { match: 0, conf: 0.3, reinforce: 0.15, authority: 0.3, scope: 0.15, utility: 0.1, penalty: 0.4, floor: 0.35 },
-    task: { match: 0.45, conf: 0.15, reinforce: 0.05, authority: 0.1, scope: 0.2, utility: 0.05, penalty: 0.3, floor: 0.45 },
-    deep: { match: 0.5, conf: 0.15, reinforce: 0.05, authority: 0.1, scope: 0.15, utility: 0.05, penalty: 0.3, floor: 0.4 },
+    core: { match: 0, conf: 0.3, reinforce: 0.15, authority: 0.3, scope: 0.15, utility: 0.1, penalty: 0.4, floor: 0.35, relativeFloor: 0 },
+    task: { match: 0.45, conf: 0.15, reinforce: 0.05, authority: 0.1, scope: 0.2, utility: 0.05, penalty: 0.3, floor: 0.45, relativeFloor: 0.4 },
+    deep: { match: 0.5, conf: 0.15, reinforce: 0.05, authority: 0.1, scope: 0.15, utility: 0.05, penalty: 0.3, floor: 0.4, relativeFloor: 0.4 },
   },
   moments: {
     snapshot: { maxItems: 40, budgetTokens: 1500, profile: "core" },
@@ -130,10 +140,10 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   defaultDecayDays: 90,
   authority: { user: 1, affirmed: 0.8, inferred: 0.5 },
   carriedAffinity: { portable: 0.85, contextual: 0.5, local: 0.15 },
-  penalty: { flagged: 0.5, pastExpiresHint: 0.3, nearDuplicate: 0.5 },
+  penalty: { flagged: 0.5, pastExpiresHint: 0.3, nearDuplicate: 0.5, sourceCovered: 0.5 },
   nearDuplicate: { measure: "jaccard-content-words", threshold: 0.6 },
   bands: { high: 0.8, medium: 0.5 },
-  perSubject: { share: { core: 1, task: 0.5, deep: 0.5 }, min: 3 },
+  perSubject: { share: { core: 1, task: 0.75, deep: 0.5 }, min: 3 },
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
   ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },

@@ -138,22 +138,32 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
   for (const words of sets) for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
   const rarestFirst = (a: string, b: string) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1);
 
-  // subject + word → positions (in rank order) of the items whose prefix holds the word.
-  const index = new Map<string, number[]>();
+  // subject → word → positions (in rank order) of the items whose prefix holds the word.
+  const index = new Map<string, Map<string, number[]>>();
   const result = new Map<string, string>();
   ranked.forEach((item, i) => {
     const words = sets[i]!;
+    if (words.size === 0) return;
     const subject = item.subject.toLowerCase();
+    let bySubject = index.get(subject);
+    if (!bySubject) index.set(subject, (bySubject = new Map()));
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
     const prefix = [...words].sort(rarestFirst).slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
-    const keys = prefix.map((w) => `${subject}\u0000${w}`);
-    const above = [...new Set(keys.flatMap((k) => index.get(k) ?? []))].sort((a, b) => a - b);
-    const original = above.find((j) => !related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold);
-    if (original !== undefined) result.set(item.beliefId, ranked[original]!.beliefId);
-    for (const k of keys) {
-      const positions = index.get(k);
+    const above: number[] = [];
+    for (const w of prefix) for (const j of bySubject.get(w) ?? []) above.push(j);
+    above.sort((a, b) => a - b);
+    for (let k = 0; k < above.length; k++) {
+      const j = above[k]!;
+      if (k > 0 && above[k - 1] === j) continue;
+      if (!related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold) {
+        result.set(item.beliefId, ranked[j]!.beliefId);
+        break;
+      }
+    }
+    for (const w of prefix) {
+      const positions = bySubject.get(w);
       if (positions) positions.push(i);
-      else index.set(k, [i]);
+      else bySubject.set(w, [i]);
     }
   });
   return result;
@@ -174,6 +184,49 @@ export function demoteNearDuplicates<T extends NearDuplicateCandidate>(
   const demotion = weights.penalty * policy.penalty.nearDuplicate;
   return ranked
     .map((item) => (duplicates.has(item.beliefId) ? { ...item, score: Math.round((item.score - demotion) * 1e9) / 1e9 } : item))
+    .sort(byScoreThenId);
+}
+
+/** What the source-coverage penalty reads of a ranked candidate: the near-duplicate fields and the cited episodes. */
+export interface SourceCandidate extends NearDuplicateCandidate {
+  sourceEpisodeIds: readonly string[];
+}
+
+/**
+ * Candidates whose cited source episodes are all cited by higher-ranked
+ * candidates: they add no evidence the block does not already hold (two
+ * observations of one dialog turn). `ranked` is best first; a belief that
+ * cites no episode is never covered, and, as for near-duplicates, a pair
+ * that collapse relates (conflict partners, a belief and the one it
+ * supersedes, revisions of one predicate key) does not count.
+ */
+export function coveredSources<T extends SourceCandidate>(ranked: readonly T[]): Set<string> {
+  const citing = new Map<string, T[]>();
+  const covered = new Set<string>();
+  for (const item of ranked) {
+    const sources = item.sourceEpisodeIds;
+    if (sources.length > 0 && sources.every((e) => (citing.get(e) ?? []).some((above) => !related(above, item)))) covered.add(item.beliefId);
+    for (const e of sources) {
+      const list = citing.get(e);
+      if (list) list.push(item);
+      else citing.set(e, [item]);
+    }
+  }
+  return covered;
+}
+
+/**
+ * The source-coverage penalty, after the near-duplicate one: each candidate
+ * whose sources higher-ranked candidates already cite loses w_penalty ×
+ * penalty.sourceCovered, then all are re-sorted by the total order. Demoted,
+ * never deleted, like a near-duplicate.
+ */
+export function demoteCoveredSources<T extends SourceCandidate>(ranked: readonly T[], weights: ProfileWeights, policy: RetrievalPolicy): T[] {
+  const covered = coveredSources(ranked);
+  if (covered.size === 0) return [...ranked];
+  const demotion = weights.penalty * policy.penalty.sourceCovered;
+  return ranked
+    .map((item) => (covered.has(item.beliefId) ? { ...item, score: Math.round((item.score - demotion) * 1e9) / 1e9 } : item))
     .sort(byScoreThenId);
 }
 

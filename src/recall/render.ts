@@ -3,7 +3,7 @@ import type { Authority, ConfidenceBand } from "../domain/model.js";
 /**
  * Step 8 (render): the deterministic, trust-labelled memory block.
  *
- *   <memory as_of="2026-07-24T09:00:00Z" policy="retrieval@5">
+ *   <memory as_of="2026-07-24T09:00:00Z" policy="retrieval@6">
  *     [m:8f21a0c3] Andy prefers concise prose-first writing.  (user-stated, high)
  *     [m:7ea51c2d] (learned in atlas) Deploys are gated on CI.  (inferred, low)
  *     [m:0d3e9a11] [BLOCKED] withheld: failed injection scan.

@@ -89,7 +89,7 @@ export function scanStatement(statement: string, beliefType: string): SafetyVerd
  * of them, and only statements not seen yet are scanned.
  */
 export async function explainStatements(items: readonly { statement: string; beliefType: string }[]): Promise<(SafetyFinding | null)[]> {
-  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => SCANNED.get(scanKey(i)));
+  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => SCANNED.get(i.beliefType)?.get(i.statement));
   const fresh = items.flatMap((_, i) => (findings[i] === undefined ? [i] : []));
   for (const i of fresh) findings[i] = explainStatement(items[i]!.statement, items[i]!.beliefType);
   // The ruleset reads every view of the statements the rules above let through.
@@ -105,17 +105,37 @@ export async function explainStatements(items: readonly { statement: string; bel
     if (ruleId !== null && findings[item] === null) findings[item] = { reason: "secret", rule: ruleId };
   });
   for (const i of fresh) {
-    if (SCANNED.size >= SCANNED_MAX) SCANNED.clear();
-    SCANNED.set(scanKey(items[i]!), findings[i]!);
+    const { beliefType, statement } = items[i]!;
+    if (scannedCount >= SCANNED_MAX) {
+      SCANNED.clear();
+      scannedCount = 0;
+    }
+    let byStatement = SCANNED.get(beliefType);
+    if (!byStatement) SCANNED.set(beliefType, (byStatement = new Map()));
+    if (!byStatement.has(statement)) scannedCount += 1;
+    byStatement.set(statement, findings[i]!);
   }
   return findings as (SafetyFinding | null)[];
 }
 
-const SCANNED = new Map<string, SafetyFinding | null>();
-const SCANNED_MAX = 16_384;
+// type → statement → finding. Keyed by the statement itself (no joined key to build and hash per
+// lookup); an indexed principal hands the same string objects to every recall. At most SCANNED_MAX
+// statements (a few MiB), then it starts over.
+const SCANNED = new Map<string, Map<string, SafetyFinding | null>>();
+const SCANNED_MAX = 131_072;
+let scannedCount = 0;
 
-function scanKey(item: { statement: string; beliefType: string }): string {
-  return `${item.beliefType}\u0000${item.statement}`;
+/**
+ * Scans statements ahead of the recalls that will ask (a principal's whole
+ * index, once loaded), in small slices that yield to the event loop between
+ * them, so those recalls find their findings kept. Findings are what a recall
+ * would compute; nothing else changes. Errors are the caller's to log.
+ */
+export async function prescanStatements(items: readonly { statement: string; beliefType: string }[], slice = 100): Promise<void> {
+  for (let i = 0; i < items.length && i < SCANNED_MAX / 2; i += slice) {
+    await explainStatements(items.slice(i, i + slice));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 export async function scanStatements(items: readonly { statement: string; beliefType: string }[]): Promise<SafetyVerdict[]> {

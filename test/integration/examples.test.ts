@@ -14,6 +14,6 @@ describe("examples/typescript", () => {
 
   it("writes a belief, opens a snapshot and recalls it in a turn", async () => {
     const rendered = await runExample(`http://${sidecar.address}`);
-    expect(rendered).toMatch(/^<memory as_of="[^"]+" policy="retrieval@5">\n {2}\[m:8f21a0c3\] Andy's editor is Helix\. {2}\(user-stated, high\)\n<\/memory>\n$/);
+    expect(rendered).toMatch(/^<memory as_of="[^"]+" policy="retrieval@6">\n {2}\[m:8f21a0c3\] Andy's editor is Helix\. {2}\(user-stated, high\)\n<\/memory>\n$/);
   });
 });

@@ -162,13 +162,13 @@ describe.each(["pglite", "postgres"] as const)("search, history and episodes ove
 
       const { result } = await search(me, { text: "owner vehicle", scope: "veetbot" });
       expect(ids(result.items).sort()).toEqual([car.belief_id, drives.belief_id].sort());
-      expect(result.rendered.split("\n")[0]).toMatch(/policy="retrieval@5\+owned-resources@1">$/);
+      expect(result.rendered.split("\n")[0]).toMatch(/policy="retrieval@6\+owned-resources@1">$/);
       expect((await trace(me, result.trace_id)).query.include_owned_resources).toBe(true);
       expect((await search(me, { text: "user car model" })).result.items.map((i: Json) => i.belief_id)).toContain(car.belief_id);
       // Without the user or owner named, the lookup is off and nothing shares a word with the question.
       const plain = await search(me, { text: "vehicle" });
       expect(plain.result.items).toEqual([]);
-      expect(plain.result.rendered).toMatch(/policy="retrieval@5">/);
+      expect(plain.result.rendered).toMatch(/policy="retrieval@6">/);
     });
   });
 
@@ -192,7 +192,7 @@ describe.each(["pglite", "postgres"] as const)("search, history and episodes ove
       const feb = (await search(me, { ...ask, as_of: ts("2026-02-01T00:00:00Z") })).result;
       expect(statements(feb)).toEqual(["Andy lived in Madrid."]);
       expect(feb.items[0].status).toBe("BELIEF_STATUS_SUPERSEDED");
-      expect(feb.rendered.split("\n")[0]).toBe('<memory as_of="2026-02-01T00:00:00Z" policy="retrieval@5">');
+      expect(feb.rendered.split("\n")[0]).toBe('<memory as_of="2026-02-01T00:00:00Z" policy="retrieval@6">');
       expect([iso(feb.as_of), feb.known_at]).toEqual(["2026-02-01T00:00:00.000Z", null]);
 
       const april = (await search(me, { ...ask, as_of: ts("2026-04-01T00:00:00Z") })).result;
@@ -200,12 +200,12 @@ describe.each(["pglite", "postgres"] as const)("search, history and episodes ove
 
       const aprilAsBelieved = (await search(me, { ...ask, as_of: ts("2026-04-01T00:00:00Z"), known_at: ts("2026-04-01T00:00:00Z") })).result;
       expect(statements(aprilAsBelieved)).toEqual(["Andy lives in Madrid."]);
-      expect(aprilAsBelieved.rendered.split("\n")[0]).toBe('<memory as_of="2026-04-01T00:00:00Z" known_at="2026-04-01T00:00:00Z" policy="retrieval@5">');
+      expect(aprilAsBelieved.rendered.split("\n")[0]).toBe('<memory as_of="2026-04-01T00:00:00Z" known_at="2026-04-01T00:00:00Z" policy="retrieval@6">');
       expect([iso(aprilAsBelieved.as_of), iso(aprilAsBelieved.known_at)]).toEqual(["2026-04-01T00:00:00.000Z", "2026-04-01T00:00:00.000Z"]);
 
       const knownInApril = (await search(me, { ...ask, known_at: ts("2026-04-01T00:00:00Z") })).result;
       expect(statements(knownInApril)).toEqual(["Andy lives in Madrid."]);
-      expect(knownInApril.rendered.split("\n")[0]).toMatch(/ known_at="2026-04-01T00:00:00Z" policy="retrieval@5">$/);
+      expect(knownInApril.rendered.split("\n")[0]).toMatch(/ known_at="2026-04-01T00:00:00Z" policy="retrieval@6">$/);
 
       // Recall takes the same coordinates and the trace keeps them.
       const recalled = await recall(me, { query: { text: ask.text, subjects: ask.subjects, as_of: ts("2026-04-01T00:00:00Z"), known_at: ts("2026-04-01T00:00:00Z") } });

@@ -76,7 +76,7 @@ describe.each(SIDECAR_KINDS)("sidecar over gRPC (%s)", (kind) => {
     const result = resultOf(events);
     expect(result.items[0].belief_id).toBe(fact.belief_id);
     expect(result.rendered).toContain(`[m:${fact.belief_id.replace(/-/g, "").slice(0, 8)}] The billing service is written in Go.`);
-    expect(result.rendered).toMatch(/^<memory as_of="[0-9T:-]+Z" policy="retrieval@5">\n/);
+    expect(result.rendered).toMatch(/^<memory as_of="[0-9T:-]+Z" policy="retrieval@6">\n/);
     expect(result.arms_degraded).toEqual([]);
   });
 
@@ -121,7 +121,7 @@ describe.each(SIDECAR_KINDS)("sidecar over gRPC (%s)", (kind) => {
     // The snapshot moment never includes provisional beliefs, and the trace records the effective query.
     expect(trace.query.include_provisional).toBe(false);
     expect(trace.query.profile).toBe("PROFILE_CORE");
-    expect(trace.retrieval_policy_version).toBe("retrieval@5");
+    expect(trace.retrieval_policy_version).toBe("retrieval@6");
   });
 
   it("answers Search on the recall path", async () => {

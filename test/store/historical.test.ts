@@ -75,7 +75,7 @@ describe.each(STORE_KINDS)("historical queries ($kind)", ({ open }) => {
       expect(then.result.items[0]).toMatchObject({ status: "superseded", confidenceBand: "high" });
       expect(then.result.rendered).toContain("Andy lives in Madrid.  (user-stated, high)");
       expect(then.result.rendered).not.toContain("Berlin");
-      expect(then.result.rendered.split("\n")[0]).toBe('<memory as_of="2026-02-01T00:00:00Z" policy="retrieval@5">');
+      expect(then.result.rendered.split("\n")[0]).toBe('<memory as_of="2026-02-01T00:00:00Z" policy="retrieval@6">');
       expect(then.result.asOf).toEqual(at("2026-02-01T00:00:00Z"));
       expect(then.trace.query.asOf).toEqual(at("2026-02-01T00:00:00Z"));
 
@@ -120,7 +120,7 @@ describe.each(STORE_KINDS)("historical queries ($kind)", ({ open }) => {
       const then = await search(store(), p, { text: "where does Andy live", subjects: ["Andy"], knownAt: at("2026-02-01T00:00:00Z") });
       expect(then.result.items.map((i) => i.statement)).toEqual(["Andy lives in Lisbon."]);
       expect(then.result.knownAt).toEqual(at("2026-02-01T00:00:00Z"));
-      expect(then.result.rendered.split("\n")[0]).toMatch(/^<memory as_of="[^"]+Z" known_at="2026-02-01T00:00:00Z" policy="retrieval@5">$/);
+      expect(then.result.rendered.split("\n")[0]).toMatch(/^<memory as_of="[^"]+Z" known_at="2026-02-01T00:00:00Z" policy="retrieval@6">$/);
       expect(then.trace.query.knownAt).toEqual(at("2026-02-01T00:00:00Z"));
     });
 
@@ -185,7 +185,7 @@ describe.each(STORE_KINDS)("historical queries ($kind)", ({ open }) => {
         knownAt: at("2026-04-01T00:00:00Z"),
       });
       expect(both.result.items.map((i) => i.statement)).toEqual(["Andy lives in Madrid."]);
-      expect(both.result.rendered.split("\n")[0]).toBe('<memory as_of="2026-04-01T00:00:00Z" known_at="2026-04-01T00:00:00Z" policy="retrieval@5">');
+      expect(both.result.rendered.split("\n")[0]).toBe('<memory as_of="2026-04-01T00:00:00Z" known_at="2026-04-01T00:00:00Z" policy="retrieval@6">');
       expect(sortedIds(...both.trace.returned)).toEqual([madridAsBelieved.beliefId]);
     });
   });

@@ -152,4 +152,18 @@ describe("assemble", () => {
     assemble(input, roomy);
     expect(input).toEqual(copy);
   });
+
+  describe("held back by the floor's relative part", () => {
+    it("counts them below the floor, not as dropped for budget, even with room and score to spare", () => {
+      const out = assemble([item("a", 0.9), item("b", 0.85), item("c", 0.6)], { ...roomy, heldBack: new Set(["b"]) });
+      expect(ids(out.admitted)).toEqual(["a", "c"]);
+      expect(out.belowFloor).toBe(1);
+      expect(out.droppedForBudget).toEqual([]);
+    });
+
+    it("still brings a held-back conflict partner with the belief it conflicts with", () => {
+      const out = assemble([item("a", 0.9, 4, ["b"]), item("b", 0.85, 4, ["a"]), item("c", 0.6)], { ...roomy, heldBack: new Set(["b", "c"]) });
+      expect(ids(out.admitted)).toEqual(["a", "b"]);
+    });
+  });
 });

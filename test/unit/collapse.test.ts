@@ -27,7 +27,7 @@ const CAP = 6;
 
 describe("collapse", () => {
   it("derives the per-subject cap from the item cap and profile", () => {
-    expect(perSubjectCap(12, "task", RETRIEVAL_POLICY)).toBe(6);
+    expect(perSubjectCap(12, "task", RETRIEVAL_POLICY)).toBe(9);
     expect(perSubjectCap(20, "deep", RETRIEVAL_POLICY)).toBe(10);
     expect(perSubjectCap(4, "task", RETRIEVAL_POLICY)).toBe(3);
     // The snapshot is mostly about the user: no per-subject cap below the item cap.

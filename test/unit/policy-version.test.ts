@@ -12,6 +12,7 @@ const PINNED: Record<string, string> = {
   "retrieval@3": "db5a6eac2c18759e9dcd13567872fb22a40e4cd28c74d58c46fe631b2460790c",
   "retrieval@4": "37f663ece2471eacb20805cd67e10299d551f0fa36981d6efd37c3610f50410d",
   "retrieval@5": "690391a3a92f8fbca91f3c6cdc21f12567eccd99ab5c6f7572c5084cf4a4c5f8",
+  "retrieval@6": "7e1511c7c08609fc748526d9e44f5a9679644b605f09f23c0951d7b2f5fa6fae",
 };
 
 describe("retrieval policy version", () => {

@@ -7,6 +7,8 @@ import {
   conf,
   confidenceBand,
   contentWords,
+  coveredSources,
+  demoteCoveredSources,
   demoteNearDuplicates,
   isCarried,
   jaccard,
@@ -16,6 +18,7 @@ import {
   scopeAffinity,
   score,
   type NearDuplicateCandidate,
+  type SourceCandidate,
 } from "../../src/recall/rank.js";
 import { DAY_MS, pick, prng, shuffle, storedBelief, uid } from "./unit-helpers.js";
 
@@ -410,5 +413,74 @@ describe("near-duplicate penalty", () => {
       expect(out).toEqual([...out].sort(byScoreThenId));
       expect(order(out).sort()).toEqual(order(set).sort());
     }
+  });
+});
+
+describe("source-coverage penalty", () => {
+  const TASK = P.profiles.task;
+  const cand = (n: number, score: number, sources: string[], overrides: Partial<SourceCandidate> = {}): SourceCandidate => ({
+    beliefId: uid(n),
+    subject: "Caroline",
+    statement: `Statement number ${n}.`,
+    beliefType: "observation",
+    predicateKey: "",
+    supersedes: [],
+    conflictsWith: [],
+    score,
+    sourceEpisodeIds: sources,
+    ...overrides,
+  });
+  const ids = (items: readonly SourceCandidate[]) => items.map((i) => i.beliefId);
+
+  it("keeps its weight in the policy", () => {
+    expect(P.penalty.sourceCovered).toBe(0.5);
+  });
+
+  it("finds a candidate whose every source a higher-ranked candidate cites", () => {
+    // Two observations of one dialog turn (e1): the second adds no evidence.
+    const a = cand(1, 0.9, ["e1"]);
+    const b = cand(2, 0.88, ["e2"]);
+    const c = cand(3, 0.87, ["e1"]);
+    expect(coveredSources([a, b, c])).toEqual(new Set([c.beliefId]));
+  });
+
+  it("counts sources cited by several higher-ranked candidates together", () => {
+    const a = cand(1, 0.9, ["e1"]);
+    const b = cand(2, 0.88, ["e2"]);
+    const both = cand(3, 0.87, ["e2", "e1"]);
+    const partly = cand(4, 0.86, ["e1", "e3"]);
+    expect(coveredSources([a, b, both, partly])).toEqual(new Set([both.beliefId]));
+  });
+
+  it("never covers a belief that cites no episode, nor the highest-ranked citer", () => {
+    expect(coveredSources([cand(1, 0.9, []), cand(2, 0.8, [])]).size).toBe(0);
+    expect(coveredSources([cand(1, 0.9, ["e1"])]).size).toBe(0);
+  });
+
+  it("exempts what collapse relates: conflict partners, supersession, one predicate key", () => {
+    const a = cand(1, 0.9, ["e1"]);
+    const partner = cand(2, 0.8, ["e1"], { conflictsWith: [a.beliefId] });
+    const successor = cand(3, 0.7, ["e1"], { supersedes: [a.beliefId] });
+    const key = cand(4, 0.85, ["e2"], { predicateKey: "coffee", beliefType: "preference" });
+    const revision = cand(5, 0.6, ["e2"], { predicateKey: "coffee", beliefType: "preference" });
+    // partner and successor are covered by each other (neither relates to the other), never by a.
+    expect(coveredSources([a, partner, successor])).toEqual(new Set([successor.beliefId]));
+    expect(coveredSources([key, revision]).size).toBe(0);
+  });
+
+  it("demotes by w_penalty x penalty.sourceCovered and re-sorts in the total order", () => {
+    const a = cand(1, 0.9, ["e1"]);
+    const b = cand(2, 0.88, ["e1"]);
+    const c = cand(3, 0.8, ["e2"]);
+    const out = demoteCoveredSources([a, b, c], TASK, P);
+    // b loses 0.3 x 0.5 = 0.15: 0.73, below c.
+    expect(ids(out)).toEqual([a.beliefId, c.beliefId, b.beliefId]);
+    expect(out[2]!.score).toBeCloseTo(0.73, 9);
+    expect(out).toHaveLength(3);
+  });
+
+  it("leaves a ranking without shared sources as it was", () => {
+    const list = [cand(1, 0.9, ["e1"]), cand(2, 0.8, ["e2"])];
+    expect(demoteCoveredSources(list, TASK, P)).toEqual(list);
   });
 });

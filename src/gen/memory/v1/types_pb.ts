@@ -412,7 +412,9 @@ export type RecallQuery = Message<"memory.v1.RecallQuery"> & {
   maxItems: number;
 
   /**
-   * Relevance floor. Unset means the policy's floor.
+   * Relevance floor. Unset means the policy's floor (its absolute score and its relative part:
+   * a share of the recall's best lexical match); set, it replaces the absolute score. 0 means no
+   * floor at all, the relative part included.
    *
    * @generated from field: optional double min_score = 15;
    */

@@ -23,8 +23,15 @@ const DIST = fileURLToPath(new URL("../", import.meta.url));
  * data files next to their own modules, and OpenTelemetry's SDK is imported
  * only when tracing is on. Its API is bundled (prom-client's default metrics
  * load it at every start): copies of the API share one global registration.
+ * protobuf-es validates every request, and stays as its authors wrote it:
+ * rolldown's dead-code elimination (whatever the treeshake and minify
+ * options) drops calls it believes pure that are there for their exceptions,
+ * and it dropped protobuf-es's UTF-8 check (`try { encodeURIComponent(text) }
+ * catch`), so Connect JSON with a lone surrogate was accepted
+ * (test/integration/hostile-input.test.ts). A library bundled here must not
+ * rely on a discarded call throwing (zod's URL check uses the URL it parses).
  */
-const EXTERNAL = [/^@electric-sql\//, /^@opentelemetry\/(?!api$)/];
+const EXTERNAL = [/^@electric-sql\//, /^@opentelemetry\/(?!api$)/, /^@bufbuild\/protobuf/];
 
 await rm(`${DIST}chunks`, { recursive: true, force: true });
 await build({

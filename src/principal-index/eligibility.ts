@@ -6,8 +6,9 @@ import type { IndexedBelief } from "./loading.js";
  * The hard filter in process: the same predicates as store/eligibility-sql.ts,
  * one for one, applied to a belief before any arm scores or caps it. Times
  * are compared in epoch milliseconds (IndexedBelief.times; a missing end is
- * +∞). Tenant and principal are not per-row predicates here because an index holds one
- * principal's rows only (principal-index.ts refuses any other identity).
+ * +∞). Tenant and principal are not per-row predicates here because an index
+ * holds one principal's rows only (principal-index.ts refuses any other
+ * identity).
  */
 export function eligibilityTest(
   f: EligibilityFilter,

@@ -123,11 +123,14 @@ describe.each(VARIANTS)("three sidecars on one database ($name)", ({ pooled }) =
         const left = await sql`SELECT count(*)::int AS n FROM recall_traces WHERE tenant_id = ANY(${tenants}) AND candidates IS NOT NULL`;
         return left[0]!.n === 0;
       });
-      const expired = sidecars
-        .flatMap((s) => s.logs().split("\n"))
-        .filter((l) => l.includes('"msg":"trace sweep"'))
-        .reduce((sum, l) => sum + (JSON.parse(l) as { sweep: { expired: number } }).sweep.expired, 0);
-      expect(expired).toBe(due.length);
+      const expired = () =>
+        sidecars
+          .flatMap((s) => s.logs().split("\n"))
+          .filter((l) => l.includes('"msg":"trace sweep"'))
+          .reduce((sum, l) => sum + (JSON.parse(l) as { sweep: { expired: number } }).sweep.expired, 0);
+      // Logs are written asynchronously: the sweep's line can follow its commit by a moment.
+      await until(async () => expired() >= due.length).catch(() => {});
+      expect(expired()).toBe(due.length);
       // The others' ticks found the lease taken.
       const skipped = sidecars.filter((s) => s.logs().includes("trace sweep skipped: another sidecar holds the lease"));
       expect(skipped.length).toBeGreaterThanOrEqual(1);

@@ -94,17 +94,6 @@ export async function loadSideTables(db: SqlClient, p: Principal): Promise<SideT
   return side;
 }
 
-/** The belief ids the session's latest snapshot returned (the corrections lookup's starting set). */
-export async function snapshotReturned(db: SqlClient, p: Principal, sessionId: string): Promise<string[]> {
-  const rows = await db.query<{ returned: string[] }>(
-    `SELECT t.returned::text[] AS returned FROM recall_traces t
-     WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'snapshot'
-     ORDER BY t.created_at DESC, t.trace_id LIMIT 1`,
-    [p.tenantId, p.principalId, sessionId],
-  );
-  return rows[0]?.returned ?? [];
-}
-
 /** Lexemes PostgreSQL's english configuration gives for each term (for the terms query-lexemes.ts leaves to it). */
 export async function sqlLexemes(db: SqlClient, terms: readonly string[]): Promise<Map<string, string[]>> {
   const rows = await db.query<{ term: string; lexemes: string[] | null }>(

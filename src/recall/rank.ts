@@ -145,6 +145,8 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
   // subject → word (by its place in the rarest-first order) → positions (in rank order) of the items whose prefix holds the word.
   const index = new Map<string, Map<number, number[]>>();
   const result = new Map<string, string>();
+  // judged[j] === i: position j was already compared with item i.
+  const judged = new Int32Array(ranked.length).fill(-1);
   ranked.forEach((item, i) => {
     const words = sets[i]!;
     if (words.size === 0) return;
@@ -154,17 +156,18 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
     const ordered = Array.from(words, (w) => rarity.get(w)!).sort((x, y) => x - y);
     const prefix = ordered.slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
-    const above: number[] = [];
-    for (const w of prefix) for (const j of bySubject.get(w) ?? []) above.push(j);
-    above.sort((a, b) => a - b);
-    for (let k = 0; k < above.length; k++) {
-      const j = above[k]!;
-      if (k > 0 && above[k - 1] === j) continue;
-      if (!related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold) {
-        result.set(item.beliefId, ranked[j]!.beliefId);
-        break;
+    // The highest-ranked (smallest) position that shares a prefix word and is a near-duplicate. Each
+    // word's positions ascend, so a list is read only up to the best found; each position is judged once.
+    let best = i;
+    for (const w of prefix) {
+      for (const j of bySubject.get(w) ?? []) {
+        if (j >= best) break;
+        if (judged[j] === i) continue;
+        judged[j] = i;
+        if (!related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold) best = j;
       }
     }
+    if (best < i) result.set(item.beliefId, ranked[best]!.beliefId);
     for (const w of prefix) {
       const positions = bySubject.get(w);
       if (positions) positions.push(i);

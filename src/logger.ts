@@ -8,18 +8,34 @@ export type { Logger };
  * Written asynchronously and in batches: a synchronous write of the per-call line blocked the event
  * loop on every call (about 1 ms a call when the reading end of stderr is slow to drain), and even an
  * asynchronous write per line handed each one to a worker thread (0.25 ms a call on average, 1 ms at
- * p95, on a busy 2-core machine). Lines are written once LOG_BATCH_BYTES have gathered, or after
- * LOG_FLUSH_MS at the latest. pino flushes what is buffered when the process exits, so only a hard
- * kill or a power cut can lose the last lines (at most LOG_FLUSH_MS of them).
+ * p95, on a busy 2-core machine). So the per-call lines ("call") are written once LOG_BATCH_BYTES have
+ * gathered, or after LOG_FLUSH_MS at the latest; any other line (start-up, "listening", a warning, an
+ * error) is written at once, with whatever call lines wait before it. pino flushes what is buffered
+ * when the process exits, so only a hard kill or a power cut can lose call lines (at most
+ * LOG_FLUSH_MS of them).
  */
 export function createLogger(level: string): Logger {
   const destination = pino.destination({ dest: 2, sync: false, minLength: LOG_BATCH_BYTES });
   setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   return pino(
-    { level, base: { service: "recall" }, timestamp: pino.stdTimeFunctions.isoTime, serializers: { err: safeErrorLog } },
+    {
+      level,
+      base: { service: "recall" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: safeErrorLog },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, args);
+          if (args[1] !== CALL_LINE) destination.flush();
+        },
+      },
+    },
     destination,
   );
 }
+
+/** The message of the per-call line (server/request-log.ts), the one line that is batched. */
+export const CALL_LINE = "call";
 
 const LOG_BATCH_BYTES = 4096;
 export const LOG_FLUSH_MS = 250;

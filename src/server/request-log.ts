@@ -1,5 +1,5 @@
 import { ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
-import type { Logger } from "../logger.js";
+import { CALL_LINE, type Logger } from "../logger.js";
 import { whenCallEnds } from "./call-end.js";
 import { toConnectError } from "./errors.js";
 import { callLogLevel, statusName } from "./grpc-status.js";
@@ -37,7 +37,7 @@ export function requestLogInterceptor(logger: Logger): Interceptor {
       const caller = callerOf(req.contextValues);
       const fields = { method, code: statusName(code), durationMs, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId };
       const level = callLogLevel(code);
-      if (level === "info") logger.info(fields, "call");
+      if (level === "info") logger.info(fields, CALL_LINE);
       // The unmapped error (SQL, stack) stays in the log; the caller only ever sees the generic status.
       else logger[level]({ ...fields, err: error instanceof ConnectError ? error.message : error }, "call failed");
     };

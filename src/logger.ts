@@ -5,13 +5,21 @@ export type { Logger };
 
 /**
  * JSON logs to stderr, so stdout stays free for CLI output; times in ISO 8601 (UTC). Errors are logged without the data they were about.
- * Written asynchronously: a synchronous write of the per-call line blocked the event loop on every
- * call (about 1 ms a call when the reading end of stderr is slow to drain). pino flushes what is
- * buffered when the process exits, so only a hard kill or a power cut can lose the last lines.
+ * Written asynchronously and in batches: a synchronous write of the per-call line blocked the event
+ * loop on every call (about 1 ms a call when the reading end of stderr is slow to drain), and even an
+ * asynchronous write per line handed each one to a worker thread (0.25 ms a call on average, 1 ms at
+ * p95, on a busy 2-core machine). Lines are written once LOG_BATCH_BYTES have gathered, or after
+ * LOG_FLUSH_MS at the latest. pino flushes what is buffered when the process exits, so only a hard
+ * kill or a power cut can lose the last lines (at most LOG_FLUSH_MS of them).
  */
 export function createLogger(level: string): Logger {
+  const destination = pino.destination({ dest: 2, sync: false, minLength: LOG_BATCH_BYTES });
+  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   return pino(
     { level, base: { service: "recall" }, timestamp: pino.stdTimeFunctions.isoTime, serializers: { err: safeErrorLog } },
-    pino.destination({ dest: 2, sync: false }),
+    destination,
   );
 }
+
+const LOG_BATCH_BYTES = 4096;
+export const LOG_FLUSH_MS = 250;

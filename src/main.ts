@@ -23,9 +23,10 @@ import { openStore } from "./store/open-store.js";
 import { openNotificationClient } from "./store/notification-client.js";
 import { claimLease } from "./store/maintenance-lease.js";
 import { HeadTracker } from "./moments/head-tracker.js";
+import { SessionSnapshots } from "./moments/session-snapshots.js";
 import { SnapshotCache } from "./moments/snapshot-cache.js";
 import { cachedSnapshotBytes, snapshotKeyPrefix } from "./moments/snapshot.js";
-import type { CachedSnapshot } from "./recall/pipeline.js";
+import { isSnapshotOf, type CachedSnapshot } from "./recall/pipeline.js";
 import { metricsEndpoint } from "./server/metrics.js";
 import { armMetrics } from "./metrics/arm-metrics.js";
 import { registerCacheMetrics } from "./metrics/cache-metrics.js";
@@ -60,6 +61,8 @@ const TRACE_WRITE_MAX_ATTEMPTS = 10;
 const TRACE_BATCH_MAX = 200;
 /** Sweep batches per run: bounds one run; the next run continues. */
 const SWEEP_MAX_BATCHES = 20;
+/** Sessions whose latest snapshot is kept in process (a few KiB each). */
+const SESSION_SNAPSHOTS_MAX = 10_000;
 /** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
 const MIN_TRACE_FLUSH_MS = 1000;
 /** Background embedder backoff while the embedder fails: 1 s, doubling, at most a minute. */
@@ -105,6 +108,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   // An erased principal's snapshots and index leave memory at once, whichever sidecar erased it.
   heads.onErased((p) => {
     snapshotCache.deleteByPrefix(snapshotKeyPrefix(p));
+    sessionSnapshots.forgetPrincipal(p);
     indexes.drop(p);
   });
   const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
@@ -126,6 +130,16 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     logger,
   );
   registerTraceWriterMetrics(metrics, traces);
+  // Each session's snapshot, for the corrections of its in-turn recalls without a round trip.
+  const sessionSnapshots = new SessionSnapshots({
+    read: (p, sessionId) => store.traces.latestSnapshot(p, sessionId),
+    settle: (p, sessionId, deadlineAt) => traces.settle(p, isSnapshotOf(sessionId), deadlineAt),
+    listener: notifications.listener,
+    pollMs: config.headPollMs,
+    maxSessions: SESSION_SNAPSHOTS_MAX,
+    now: Date.now,
+  });
+  await sessionSnapshots.start();
   registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
   const { semantic, backfill } = startSemantic(config, store, logger);
 
@@ -163,6 +177,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         armDelayMs: config.faultArmDelayMs,
         heads,
         snapshotCache,
+        sessionSnapshots,
         armObserver: tracing ? allObservers([armMetrics(metrics), tracing.spans.armSpans(tracing.tracer)]) : armMetrics(metrics),
         candidates: indexes,
         ...(semantic ? { semantic } : {}),
@@ -181,6 +196,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
             await indexes.refresh(p, beliefIds);
           },
           afterErase: (p, position) => heads.erased(p, position),
+          afterSessionDeleted: (p, sessionId) => sessionSnapshots.forgetSession(p, sessionId),
         }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, Health]);
@@ -203,6 +219,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     await backfill?.stop();
     await traces.close(Date.now());
     await heads.stop();
+    await sessionSnapshots.stop();
     await notifications.close();
     await store.db.close();
     await tracing?.shutdown().catch(() => {});
@@ -272,7 +289,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
         // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
-        await Promise.race([Promise.all([heads.stop(), indexes.stop()]), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+        await Promise.race([Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop()]), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
         await notifications.close();
         await store.db.close();
         await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "spans not exported at shutdown"));

@@ -14,6 +14,7 @@ import {
   coldSnapshotOp,
   healthScenario,
   inTurnOp,
+  openInTurnSessions,
   rawLexicalOp,
   searchOp,
   type Checks,
@@ -191,10 +192,15 @@ async function measure(
   state: { seq: number; firstErrors: Map<string, string> },
 ): Promise<ScenarioResult[]> {
   const perRound = new Map<string, LatencySummary[]>();
+  const setUp = new Set<string>();
   for (let round = 1; round <= options.rounds; round += 1) {
     for (const concurrency of options.concurrency) {
       for (const s of scenarios) {
         if (s.concurrencies && !s.concurrencies.includes(concurrency)) continue;
+        if (s.setup && !setUp.has(s.name)) {
+          setUp.add(s.name);
+          await s.setup();
+        }
         log(`${group}, round ${round}/${options.rounds}, concurrency ${concurrency}: ${s.name}`);
         const run = await runLoad(s.op, { iterations: options.iterations, concurrency, warmup: options.warmup, firstSeq: state.seq });
         state.seq = run.nextSeq;
@@ -315,7 +321,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const wanted = (name: string) => name === FLOOR_SCENARIO || options.scenarios === undefined || options.scenarios.includes(name);
     const sizes = [small!, large!].flatMap((p): Scenario[] => [
-      { name: `in-turn recall, ${size(p)}`, concurrencies: [base], op: inTurnOp(client, p, options.seed, checks) },
+      { name: `in-turn recall, ${size(p)}`, concurrencies: [base], op: inTurnOp(client, p, options.seed, checks), setup: openInTurnSessions(client, p, options.seed) },
       { name: `search, ${size(p)}`, concurrencies: [base], op: searchOp(client, p, options.seed, checks) },
     ]);
     const scenarios: Scenario[] = [
@@ -326,7 +332,12 @@ async function main(argv: string[]): Promise<number> {
         note: "postgres.js, no sidecar",
         op: rawLexicalOp((text, p) => sql.unsafe(text, p as postgres.ParameterOrJSON<never>[], { prepare: true }), params.tenant, main10k, options.seed),
       },
-      { name: "in-turn recall", note: `${size(main10k)} principal`, op: inTurnOp(client, main10k, options.seed, checks) },
+      {
+        name: "in-turn recall",
+        note: `${size(main10k)} principal`,
+        op: inTurnOp(client, main10k, options.seed, checks),
+        setup: openInTurnSessions(client, main10k, options.seed),
+      },
       { name: "snapshot open, cold", note: "a cache miss each call", op: coldSnapshotOp(client, main10k, options.seed, checks) },
       { name: "snapshot open, cached", note: "from_cache checked", op: cachedSnapshotOp(client, main10k, options.seed, checks) },
       { name: "search", note: `${size(main10k)} principal`, op: searchOp(client, main10k, options.seed, checks) },
@@ -379,7 +390,12 @@ async function main(argv: string[]): Promise<number> {
           EMBEDDED,
           [
             healthScenario(FLOOR_SCENARIO, eClient),
-            { name: "in-turn recall", note: "50k principal", op: inTurnOp(eClient, ePrincipal, options.seed, checks) },
+            {
+              name: "in-turn recall",
+              note: "50k principal",
+              op: inTurnOp(eClient, ePrincipal, options.seed, checks),
+              setup: openInTurnSessions(eClient, ePrincipal, options.seed),
+            },
             { name: "search", note: "50k principal", op: searchOp(eClient, ePrincipal, options.seed, checks) },
           ],
           options,

@@ -15,6 +15,8 @@ export interface Scenario {
   /** Concurrencies to run at; all of the run's when absent. */
   concurrencies?: number[];
   op: (seq: number) => Promise<void>;
+  /** Unmeasured, once before the scenario's first run. */
+  setup?: () => Promise<void>;
 }
 
 export interface Checks {
@@ -46,6 +48,27 @@ export function healthScenario(name: string, client: BenchClient): Scenario {
   };
 }
 
+/** The sessions the in-turn scenario's calls belong to: `bench-s0` … `bench-s49`. */
+const IN_TURN_SESSIONS = 50;
+const sessionOf = (seq: number) => `bench-s${seq % IN_TURN_SESSIONS}`;
+
+/**
+ * Opens each in-turn session with its snapshot, as an agent does before its
+ * first turn: the in-turn calls then correct a snapshot this sidecar showed,
+ * and their watermark is that snapshot's.
+ */
+export function openInTurnSessions(client: BenchClient, who: MeasuredPrincipal, seed: number): () => Promise<void> {
+  const { goals } = scenarioInputs(seed);
+  return async () => {
+    for (let i = 0; i < IN_TURN_SESSIONS; i++) {
+      await client.recall(
+        { moment: "MOMENT_SNAPSHOT", session_id: sessionOf(i), session_type: "SESSION_TYPE_INTERACTIVE", query: { current_scope: scopeOf(i), text: goals[i % goals.length]! } },
+        who.principal,
+      );
+    }
+  };
+}
+
 export function inTurnOp(client: BenchClient, who: MeasuredPrincipal, seed: number, checks: Checks): (seq: number) => Promise<void> {
   const { queries } = scenarioInputs(seed);
   return async (seq) => {
@@ -53,7 +76,7 @@ export function inTurnOp(client: BenchClient, who: MeasuredPrincipal, seed: numb
     const result = await client.recall(
       {
         moment: "MOMENT_IN_TURN",
-        session_id: `bench-s${seq % 50}`,
+        session_id: sessionOf(seq),
         turn_id: `t${seq}`,
         snapshot_watermark: String(who.head),
         query: { current_scope: scopeOf(seq), text: q.text, subjects: q.subjects },

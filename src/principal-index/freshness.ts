@@ -17,13 +17,14 @@ import { termLexeme } from "./query-lexemes.js";
  */
 export async function loadIndex(db: SqlClient, p: Principal, lookups: IndexLookups): Promise<PrincipalIndex> {
   const side = await loadSideTables(db, p);
-  const rows = await loadBeliefRows(db, p);
-  // Built in slices that yield between them: 100k rows take seconds of CPU, and recalls of other
-  // principals (or this one, from SQL meanwhile) must not wait behind all of it.
+  // Read in pages and built in slices that yield between them: 100k rows take seconds of CPU, and
+  // recalls of other principals (or this one, from SQL meanwhile) must not wait behind all of it.
   const index = new PrincipalIndex(p, side, [], lookups);
-  for (let i = 0; i < rows.length; i += BUILD_SLICE) {
-    index.upsert(rows.slice(i, i + BUILD_SLICE).map(indexedFromRow));
-    await new Promise<void>((resolve) => setImmediate(resolve));
+  for await (const rows of loadBeliefRows(db, p)) {
+    for (let i = 0; i < rows.length; i += BUILD_SLICE) {
+      index.upsert(rows.slice(i, i + BUILD_SLICE).map(indexedFromRow));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
   return index;
 }

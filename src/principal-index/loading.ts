@@ -49,10 +49,31 @@ const INDEXED_COLUMNS = `${BELIEF_COLUMNS}, lower(b.subject) AS subject_key, b.l
   (SELECT max(r.created_at) FROM rejections r
     WHERE r.tenant_id = b.tenant_id AND r.principal_id = b.principal_id AND r.belief_id = b.belief_id) AS rejected_at`;
 
-/** Every belief row of the principal, as read (indexedFromRow makes each an IndexedBelief). */
-export async function loadBeliefRows(db: SqlClient, p: Principal): Promise<Row[]> {
-  return db.query(`SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2`, [p.tenantId, p.principalId]);
+/**
+ * Every belief row of the principal, a page at a time in belief_id order
+ * (indexedFromRow makes each an IndexedBelief). Pages let the statements of
+ * calls answered from SQL meanwhile run between them: the embedded store has
+ * one connection, and one statement reading 50k rows held every call behind
+ * it for a second or more. A row written while the pages are read has a
+ * position above the head read before them, so the first delta re-reads it.
+ */
+export async function* loadBeliefRows(db: SqlClient, p: Principal, pageRows = LOAD_PAGE_ROWS): AsyncGenerator<Row[]> {
+  let after: string | null = null;
+  for (;;) {
+    const page: Row[] = await db.query(
+      `SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2
+         AND ($3::uuid IS NULL OR b.belief_id > $3::uuid)
+       ORDER BY b.belief_id LIMIT $4`,
+      [p.tenantId, p.principalId, after, pageRows],
+    );
+    if (page.length > 0) yield page;
+    if (page.length < pageRows) return;
+    after = String(page[page.length - 1]!.belief_id);
+  }
 }
+
+/** Rows per statement of a load (a few MiB of rows, tens of ms on the embedded store). */
+const LOAD_PAGE_ROWS = 2_000;
 
 /**
  * The delta above `position`, in one statement: rows written since (their
@@ -92,17 +113,6 @@ export async function loadSideTables(db: SqlClient, p: Principal): Promise<SideT
     else side.aliases.set(r.a, r.b!);
   }
   return side;
-}
-
-/** The belief ids the session's latest snapshot returned (the corrections lookup's starting set). */
-export async function snapshotReturned(db: SqlClient, p: Principal, sessionId: string): Promise<string[]> {
-  const rows = await db.query<{ returned: string[] }>(
-    `SELECT t.returned::text[] AS returned FROM recall_traces t
-     WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'snapshot'
-     ORDER BY t.created_at DESC, t.trace_id LIMIT 1`,
-    [p.tenantId, p.principalId, sessionId],
-  );
-  return rows[0]?.returned ?? [];
 }
 
 /** Lexemes PostgreSQL's english configuration gives for each term (for the terms query-lexemes.ts leaves to it). */

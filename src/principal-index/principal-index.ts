@@ -16,10 +16,9 @@ import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js"
 import { Postings } from "./postings.js";
 import { similarity } from "./trigram.js";
 
-/** What the index asks of the store it cannot hold: lexemes of non-ASCII terms, a session's snapshot. */
+/** What the index asks of the store it cannot hold: lexemes of non-ASCII terms. */
 export interface IndexLookups {
   lexemes(terms: readonly string[]): Promise<string[]>;
-  snapshotReturned(p: Principal, sessionId: string): Promise<string[]>;
 }
 
 /** The ownership patterns (recall/candidate-source.ts) as JavaScript regular expressions; \M is "end of word". */
@@ -238,9 +237,8 @@ export class PrincipalIndex implements CandidateSource {
     return out;
   }
 
-  async snapshotCorrections(p: Principal, sessionId: string, afterPosition: number, at: Date): Promise<Correction[]> {
+  async snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]> {
     this.own(p);
-    const returned = await this.lookups.snapshotReturned(p, sessionId);
     const corrections: Correction[] = [];
     const latestFirst = (x: StoredBelief, y: StoredBelief) => y.validFrom.getTime() - x.validFrom.getTime() || compareIds(x.beliefId, y.beliefId);
     for (const id of new Set(returned)) {

@@ -6,7 +6,6 @@ import { listenForRowChanges } from "./change-feed.js";
 import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
 import { emptyIndexStats, type IndexStats } from "./index-stats.js";
-import { snapshotReturned } from "./loading.js";
 import type { IndexLookups, PrincipalIndex } from "./principal-index.js";
 
 export interface PrincipalIndexOptions {
@@ -79,7 +78,7 @@ export class PrincipalIndexes implements CandidateRouter {
     this.lru = new ByteLru<Entry>(options.maxBytes, () => {
       this.stats.evictions += 1;
     });
-    this.lookups = { lexemes: lexemeLookup(store.db), snapshotReturned: (p, s) => snapshotReturned(store.db, p, s) };
+    this.lookups = { lexemes: lexemeLookup(store.db) };
   }
 
   private unlisten: (() => Promise<void>) | undefined;

@@ -21,8 +21,11 @@ export interface CandidateSource {
     options?: ReadOptions,
   ): Promise<NamedSubjects>;
   deltaCandidates(f: EligibilityFilter, afterPosition: number, cap: number, options?: ReadOptions): Promise<ArmCandidate[]>;
-  /** Beliefs of the session's snapshot that stopped holding after its watermark, each with its successor and since when. */
-  snapshotCorrections(p: Principal, sessionId: string, afterPosition: number, at: Date): Promise<Correction[]>;
+  /**
+   * Of `returned` (the belief ids a session's snapshot showed), those that stopped holding after its
+   * watermark, each with its successor and since when.
+   */
+  snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]>;
 }
 
 export interface ReadOptions {

@@ -46,20 +46,21 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
     }
   }
 
+  // Only beliefs with a predicate key have revisions: the others need no key.
+  const revisionKeys = ranked.map((b) => (b.predicateKey ? `${b.subject.toLowerCase()}\u0000${b.beliefType}\u0000${b.predicateKey}` : ""));
   const latestPerKey = new Map<string, T>();
-  for (const b of ranked) {
-    if (!b.predicateKey) continue;
-    const key = `${b.subject.toLowerCase()}\u0000${b.beliefType}\u0000${b.predicateKey}`;
+  ranked.forEach((b, i) => {
+    const key = revisionKeys[i]!;
+    if (key === "") return;
     const best = latestPerKey.get(key);
     if (!best || b.validFrom.getTime() > best.validFrom.getTime()) latestPerKey.set(key, b);
-  }
+  });
 
   const kept: T[] = [];
   const statements = new Set<string>();
   const perSubject = new Map<string, number>();
-  for (const b of ranked) {
-    const key = `${b.subject.toLowerCase()}\u0000${b.beliefType}\u0000${b.predicateKey}`;
-    const latest = latestPerKey.get(key);
+  for (const [i, b] of ranked.entries()) {
+    const latest = latestPerKey.get(revisionKeys[i]!);
     // Two revisions of one fact collapse to the latest, unless they are linked as an
     // unresolved conflict: formation refused to pick one, so retrieval must not either.
     const olderRevision = b.predicateKey !== "" && latest !== b && !partners.get(b.beliefId)?.has(latest!.beliefId);
@@ -67,7 +68,7 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
       removed.set(b.beliefId, "superseded");
       continue;
     }
-    const normalised = b.statement.trim().replace(/\s+/g, " ").toLowerCase();
+    const normalised = normalisedStatement(b.statement);
     if (statements.has(normalised)) {
       removed.set(b.beliefId, "restatement");
       continue;
@@ -92,6 +93,24 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
   }
   return { kept, conflicts, removed };
 }
+
+/**
+ * A statement as restatements are compared: trimmed, spaces collapsed,
+ * lower-cased. Pure and asked of the same statements recall after recall, so
+ * answers are kept (a bounded number; when full, it starts over).
+ */
+function normalisedStatement(statement: string): string {
+  let normalised = NORMALISED.get(statement);
+  if (normalised === undefined) {
+    normalised = statement.trim().replace(/\s+/g, " ").toLowerCase();
+    if (NORMALISED.size >= NORMALISED_MAX) NORMALISED.clear();
+    NORMALISED.set(statement, normalised);
+  }
+  return normalised;
+}
+
+const NORMALISED = new Map<string, string>();
+const NORMALISED_MAX = 8_192;
 
 function partnersOf(map: Map<string, Set<string>>, id: string): Set<string> {
   let set = map.get(id);

@@ -15,6 +15,7 @@ import type {
 import { renderCorrections } from "../moments/recall-delta.js";
 import { assembleSnapshot, snapshotCacheKey } from "../moments/snapshot.js";
 import type { SnapshotCache } from "../moments/snapshot-cache.js";
+import type { SessionSnapshots } from "../moments/session-snapshots.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
 import type { CandidateRouter } from "./candidate-source.js";
 import { assemble } from "./assemble.js";
@@ -73,6 +74,8 @@ export interface PipelineDeps {
   /** Where the arms read: the principal index when it holds the principal; absent means the SQL source. */
   candidates?: CandidateRouter;
   snapshotCache?: SnapshotCache<CachedSnapshot>;
+  /** What each session's latest snapshot returned, known in process; absent means read from the store each time. */
+  sessionSnapshots?: Pick<SessionSnapshots, "returned" | "recorded">;
   onArmError?: (arm: string, error: unknown) => void;
   /** Fault injection: delay named arms (RECALL_FAULT_ARM_DELAY). */
   armDelayMs?: Readonly<Record<string, number>>;
@@ -162,9 +165,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const correcting: Promise<Correction[]> =
     deltaAfter !== null && ctx.sessionId !== ""
       ? (async () => {
-          // The lookup reads the session's snapshot trace: one just handed out may still be queued.
-          await deps.traces.settle?.(run.principal, isSnapshotOf(ctx.sessionId), run.deadlineAt - marginMs);
-          return source.snapshotCorrections(run.principal, ctx.sessionId, deltaAfter, now);
+          const returned = await snapshotReturned(deps, run.principal, ctx.sessionId, run.deadlineAt - marginMs);
+          return source.snapshotCorrections(run.principal, returned, deltaAfter, now);
         })()
       : Promise.resolve([]);
   // Awaited after the arms; if the arms fail first, its own failure is not left unhandled.
@@ -304,6 +306,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
   // It may use half of the margin the arms left; the other half is for the reply.
   await deps.traces.record(run.principal, trace, run.deadlineAt - marginMs / 2);
+  if (trace.moment === "snapshot") deps.sessionSnapshots?.recorded(run.principal, trace);
   // Only complete renders are cached: a degraded one would pin partial results for the session.
   if (cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(cacheKey, { result, trace });
   return { result, trace };
@@ -335,7 +338,16 @@ async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnaps
     reusesTraceId: cached.trace.id,
   };
   await deps.traces.record(run.principal, trace, run.deadlineAt);
+  deps.sessionSnapshots?.recorded(run.principal, trace);
   return { result, trace };
+}
+
+/** What the session's latest snapshot returned: known in process, or read from its stored trace. */
+async function snapshotReturned(deps: PipelineDeps, p: Principal, sessionId: string, deadlineAt: number): Promise<readonly string[]> {
+  if (deps.sessionSnapshots) return deps.sessionSnapshots.returned(p, sessionId, deadlineAt);
+  // The stored trace is read: one just handed out may still be queued.
+  await deps.traces.settle?.(p, isSnapshotOf(sessionId), deadlineAt);
+  return (await deps.store.traces.latestSnapshot(p, sessionId))?.returned ?? [];
 }
 
 /**

@@ -90,22 +90,28 @@ export interface NearDuplicateCandidate extends Omit<Collapsible, "validFrom"> {
  * subject's own words, which every statement about that subject shares.
  */
 export function contentWords(statement: string, subject: string): ReadonlySet<string> {
-  const key = `${subject}\u0000${statement}`;
-  const known = CONTENT_WORDS.get(key);
+  let bySubject = CONTENT_WORDS.get(statement);
+  const known = bySubject?.get(subject);
   if (known) return known;
   const own = new Set(lexicalTerms(subject, Infinity));
   const words = new Set(lexicalTerms(statement, Infinity).filter((w) => !own.has(w)));
-  if (CONTENT_WORDS.size >= CONTENT_WORDS_MAX) CONTENT_WORDS.clear();
-  CONTENT_WORDS.set(key, words);
+  if (!bySubject) {
+    if (CONTENT_WORDS.size >= CONTENT_WORDS_MAX) CONTENT_WORDS.clear();
+    CONTENT_WORDS.set(statement, (bySubject = new Map()));
+  }
+  bySubject.set(subject, words);
   return words;
 }
 
 /**
  * contentWords is pure and asked of the same statements recall after recall
  * (hundreds of candidates each, from one principal's beliefs), so its answers
- * are kept, a bounded number of them (a few MiB); when full, it starts over.
+ * are kept, a bounded number of statements (a few MiB); when full, it starts
+ * over. Keyed by the strings themselves, statement then subject: an index's
+ * strings are the same objects every recall, whose hashes are already known,
+ * where a joined key would be built and hashed anew each time.
  */
-const CONTENT_WORDS = new Map<string, ReadonlySet<string>>();
+const CONTENT_WORDS = new Map<string, Map<string, ReadonlySet<string>>>();
 const CONTENT_WORDS_MAX = 8_192;
 
 /** |a ∩ b| / |a ∪ b|; two empty sets say nothing, so they score 0. */
@@ -134,13 +140,13 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
 export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonly T[], policy: RetrievalPolicy): Map<string, string> {
   const { threshold } = policy.nearDuplicate;
   const sets = ranked.map((item) => contentWords(item.statement, item.subject));
-  const frequency = new Map<string, number>();
-  for (const words of sets) for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  const rarestFirst = (a: string, b: string) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1);
+  const rarity = rarestFirstOrder(sets);
 
-  // subject → word → positions (in rank order) of the items whose prefix holds the word.
-  const index = new Map<string, Map<string, number[]>>();
+  // subject → word (by its place in the rarest-first order) → positions (in rank order) of the items whose prefix holds the word.
+  const index = new Map<string, Map<number, number[]>>();
   const result = new Map<string, string>();
+  // judged[j] === i: position j was already compared with item i.
+  const judged = new Int32Array(ranked.length).fill(-1);
   ranked.forEach((item, i) => {
     const words = sets[i]!;
     if (words.size === 0) return;
@@ -148,18 +154,20 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
     let bySubject = index.get(subject);
     if (!bySubject) index.set(subject, (bySubject = new Map()));
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
-    const prefix = [...words].sort(rarestFirst).slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
-    const above: number[] = [];
-    for (const w of prefix) for (const j of bySubject.get(w) ?? []) above.push(j);
-    above.sort((a, b) => a - b);
-    for (let k = 0; k < above.length; k++) {
-      const j = above[k]!;
-      if (k > 0 && above[k - 1] === j) continue;
-      if (!related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold) {
-        result.set(item.beliefId, ranked[j]!.beliefId);
-        break;
+    const ordered = Array.from(words, (w) => rarity.get(w)!).sort((x, y) => x - y);
+    const prefix = ordered.slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
+    // The highest-ranked (smallest) position that shares a prefix word and is a near-duplicate. Each
+    // word's positions ascend, so a list is read only up to the best found; each position is judged once.
+    let best = i;
+    for (const w of prefix) {
+      for (const j of bySubject.get(w) ?? []) {
+        if (j >= best) break;
+        if (judged[j] === i) continue;
+        judged[j] = i;
+        if (!related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold) best = j;
       }
     }
+    if (best < i) result.set(item.beliefId, ranked[best]!.beliefId);
     for (const w of prefix) {
       const positions = bySubject.get(w);
       if (positions) positions.push(i);
@@ -167,6 +175,14 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
     }
   });
   return result;
+}
+
+/** Each word's place in one total order of the words of `sets`: rarest (in fewest sets) first, then by the word. */
+function rarestFirstOrder(sets: readonly ReadonlySet<string>[]): Map<string, number> {
+  const frequency = new Map<string, number>();
+  for (const words of sets) for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+  const order = [...frequency.keys()].sort((a, b) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1));
+  return new Map(order.map((w, place) => [w, place]));
 }
 
 /**

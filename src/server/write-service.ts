@@ -36,6 +36,8 @@ export function writeService(deps: {
   afterWrite?: (p: Principal, beliefIds?: readonly string[]) => void | Promise<void>;
   /** Called after an erase, with the head position it moved to. */
   afterErase?: (p: Principal, position: number) => void;
+  /** Called after a session's traces are deleted, before the deletion is acknowledged. */
+  afterSessionDeleted?: (p: Principal, sessionId: string) => void;
   /** Queued traces of a deleted session or an erased principal are dropped, so no retry brings them back; a cited trace still queued is written first. */
   traces?: Pick<TraceWriter, "forgetSession" | "settle" | "forgetPrincipal">;
 }): ServiceImpl<typeof MemoryWriteService> {
@@ -84,6 +86,7 @@ export function writeService(deps: {
     async deleteSessionTraces(req, ctx) {
       const { sessionId } = validate.deleteSessionTracesRequest(req);
       const deleted = await deleteSessionTraces(store, deps.traces, principalOf(ctx), sessionId);
+      deps.afterSessionDeleted?.(principalOf(ctx), sessionId);
       return create(DeleteSessionTracesResponseSchema, {
         tracesDeleted: deleted.traces,
         citationsDeleted: deleted.citations,

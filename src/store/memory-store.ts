@@ -1,4 +1,4 @@
-import type { Principal, RecallTrace } from "../domain/model.js";
+import type { Correction, Principal, RecallTrace } from "../domain/model.js";
 import { BeliefWrites, HEAD_CHANNEL, ROWS_CHANNEL } from "./belief-writes.js";
 import type { SqlClient } from "./sql-client.js";
 import { SqlCandidateSource } from "./sql-candidates.js";
@@ -89,12 +89,17 @@ export class MemoryStore {
   readonly lexicalCandidates: SqlCandidateSource["lexicalCandidates"] = (...a) => this.candidates.lexicalCandidates(...a);
   readonly resolveNamedSubjects: SqlCandidateSource["resolveNamedSubjects"] = (...a) => this.candidates.resolveNamedSubjects(...a);
   readonly deltaCandidates: SqlCandidateSource["deltaCandidates"] = (...a) => this.candidates.deltaCandidates(...a);
-  readonly snapshotCorrections: SqlCandidateSource["snapshotCorrections"] = (...a) => this.candidates.snapshotCorrections(...a);
   readonly beliefsById: SqlCandidateSource["beliefsById"] = (...a) => this.candidates.beliefsById(...a);
   // Reports and the event log:
   readonly episodes: StoreReports["episodes"] = (...a) => this.reports.episodes(...a);
   readonly snapshotReport: StoreReports["snapshotReport"] = (...a) => this.reports.snapshotReport(...a);
   readonly sessionSnapshotScope: StoreReports["sessionSnapshotScope"] = (...a) => this.reports.sessionSnapshotScope(...a);
+
+  /** The corrections to the session's latest snapshot (the SQL source, reading the snapshot's stored trace). */
+  async snapshotCorrections(p: Principal, sessionId: string, afterPosition: number, at: Date): Promise<Correction[]> {
+    const snapshot = await this.traces.latestSnapshot(p, sessionId);
+    return this.candidates.snapshotCorrections(p, snapshot?.returned ?? [], afterPosition, at);
+  }
 
   /** Records a trace with its outbox event and recall misses; false when it was already there. */
   async recordTrace(p: Principal, trace: RecallTrace): Promise<boolean> {

@@ -240,25 +240,21 @@ export class SqlCandidateSource implements CandidateSource {
   }
 
   /**
-   * Beliefs of the session's snapshot that stopped holding after its
-   * watermark, each with its successor (if any) and since when: the old row
+   * Of the beliefs a session's snapshot returned, those that stopped holding
+   * after its watermark, each with its successor (if any) and since when: the old row
    * changed after the watermark (superseded, expired, closed, retracted), or
    * a successor written after the watermark is now in force over it
    * (successorInForceSql), the old row left as it was.
    */
-  async snapshotCorrections(p: Principal, sessionId: string, afterPosition: number, at: Date): Promise<Correction[]> {
+  async snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]> {
+    if (returned.length === 0) return [];
     const rows = await this.db.query<{ belief_id: string; superseded_by: string | null; since: Date }>(
-      `WITH snapshot AS (
-         SELECT t.returned FROM recall_traces t
-         WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'snapshot'
-         ORDER BY t.created_at DESC, t.trace_id LIMIT 1
-       )
-       SELECT old.belief_id::text AS belief_id, COALESCE(in_force.belief_id, successor.belief_id)::text AS superseded_by,
+      `SELECT old.belief_id::text AS belief_id, COALESCE(in_force.belief_id, successor.belief_id)::text AS superseded_by,
          COALESCE(LEAST(old.valid_to, in_force.valid_from), successor.valid_from, old.retracted_at,
            (SELECT max(r.created_at) FROM rejections r WHERE r.tenant_id = old.tenant_id
               AND r.principal_id = old.principal_id AND r.belief_id = old.belief_id),
            old.recorded_at) AS since
-       FROM snapshot, beliefs old
+       FROM beliefs old
        LEFT JOIN LATERAL (
          SELECT n.belief_id, n.valid_from FROM beliefs n
          WHERE n.tenant_id = old.tenant_id AND n.principal_id = old.principal_id
@@ -270,12 +266,12 @@ export class SqlCandidateSource implements CandidateSource {
          WHERE ${successorInForceSql("n", "old", "$5", "$5")}
          ORDER BY n.valid_from DESC, n.belief_id LIMIT 1
        ) in_force ON true
-       WHERE old.tenant_id = $1 AND old.principal_id = $2 AND old.belief_id = ANY(snapshot.returned)
+       WHERE old.tenant_id = $1 AND old.principal_id = $2 AND old.belief_id = ANY($3::uuid[])
          AND ((old.store_position > $4::bigint
              AND (old.status IN ('superseded', 'expired') OR old.valid_to <= $5::timestamptz OR old.retracted_at <= $5::timestamptz))
            OR in_force.store_position > $4::bigint)
        ORDER BY old.belief_id`,
-      [p.tenantId, p.principalId, sessionId, afterPosition, at.toISOString()],
+      [p.tenantId, p.principalId, [...new Set(returned)], afterPosition, at.toISOString()],
     );
     return rows.map((r) => ({ beliefId: r.belief_id, supersededBy: r.superseded_by, noLongerHoldsAsOf: r.since }));
   }

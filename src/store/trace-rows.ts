@@ -106,6 +106,21 @@ const SELECTED_COLUMNS = WRITTEN_COLUMNS.map(([name]) => (name === "tenant_id" ?
  * inserts every trace not already there and the memory.recalled outbox row of
  * each one it inserted, and returns their ids. Repeating it is a no-op.
  */
+/**
+ * NOTIFYed for every snapshot trace written and every session whose traces
+ * are deleted, so each sidecar's in-process view of a session's snapshot
+ * (moments/session-snapshots.ts) follows every other sidecar's writes.
+ * Payload: [tenant, principal, session, trace id, or null for a deletion].
+ */
+export const SESSION_SNAPSHOT_CHANNEL = "recall_session_snapshot";
+
+/** A session's latest snapshot as stored: what it returned. */
+export interface StoredSnapshot {
+  traceId: string;
+  createdAt: Date;
+  returned: readonly string[];
+}
+
 export const INSERT_TRACES = `WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(${WRITTEN_COLUMNS.map(([n, type]) => `${n} ${type}`).join(", ")}, event jsonb)
   ),
@@ -120,8 +135,13 @@ export const INSERT_TRACES = `WITH input AS (
     SELECT $2::text, i.principal_id, i.trace_id, i.session_id, i.event, i.created_at
     FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
     RETURNING 1
+  ),
+  notified AS (
+    SELECT count(pg_notify('${SESSION_SNAPSHOT_CHANNEL}', json_build_array($2::text, i.principal_id, i.session_id, i.trace_id::text)::text)) AS n
+    FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
+    WHERE i.moment = 'snapshot' AND i.session_id <> ''
   )
-  SELECT trace_id::text AS trace_id FROM written`;
+  SELECT trace_id::text AS trace_id FROM written, notified`;
 
 /**
  * Columns of a trace read (`t` is recall_traces, `o` the render it reuses,

@@ -5,7 +5,7 @@ import type { ShownBelief, TurnTrace } from "../trace/user-view.js";
 import { ROWS_CHANNEL } from "./belief-writes.js";
 import { fleetScan } from "./fleet-scan.js";
 import type { Row, SqlClient } from "./sql-client.js";
-import { INSERT_TRACES, TRACE_COLUMNS, TRACE_FROM, traceFromRow, traceRecord } from "./trace-rows.js";
+import { INSERT_TRACES, SESSION_SNAPSHOT_CHANNEL, TRACE_COLUMNS, TRACE_FROM, traceFromRow, traceRecord, type StoredSnapshot } from "./trace-rows.js";
 
 /**
  * The SQL of traces and their feedback. Every method that reads or deletes a
@@ -87,6 +87,18 @@ export class TraceStore {
   /** One trace: `recordBatch` of one; false when it was already there. */
   async record(p: Principal, trace: RecallTrace): Promise<boolean> {
     return (await this.recordBatch([{ principal: p, trace }])).has(trace.id);
+  }
+
+  /** The session's latest snapshot trace (what it returned), or null when the session has none. */
+  async latestSnapshot(p: Principal, sessionId: string): Promise<StoredSnapshot | null> {
+    const rows = await this.db.query<{ trace_id: string; created_at: Date; returned: string[] }>(
+      `SELECT t.trace_id::text AS trace_id, t.created_at, t.returned::text[] AS returned FROM recall_traces t
+       WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'snapshot'
+       ORDER BY t.created_at DESC, t.trace_id LIMIT 1`,
+      [p.tenantId, p.principalId, sessionId],
+    );
+    const r = rows[0];
+    return r ? { traceId: r.trace_id, createdAt: r.created_at, returned: r.returned } : null;
   }
 
   /** The principal's trace, or null: another principal's trace is simply not found. */
@@ -213,6 +225,12 @@ export class TraceStore {
            DELETE FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2 AND session_id = $3 RETURNING 1)
          SELECT count(*)::int AS n FROM gone`,
       );
+      // Every sidecar forgets what it knew of this session's snapshot (moments/session-snapshots.ts).
+      await tx.query(`SELECT pg_notify('${SESSION_SNAPSHOT_CHANNEL}', json_build_array($1::text, $2::text, $3::text, NULL)::text) AS ok`, [
+        p.tenantId,
+        p.principalId,
+        sessionId,
+      ]);
       return { traces, citations, events };
     });
   }

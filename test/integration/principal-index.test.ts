@@ -74,4 +74,48 @@ describe("principal index across two sidecars (postgres)", () => {
     expect(await metric(a, "recall_index_hits_total")).toBe(hits + 3);
     expect(await metric(a, "recall_index_deltas_total")).toBeGreaterThanOrEqual(2);
   });
+
+  it("corrects a session's snapshot opened through the other sidecar, after this one saw the session without one, and forgets it once deleted", async () => {
+    const me = newIdentity();
+    const session = `s-${me.principal}`;
+    const vim = beliefMsg({ statement: "Andy's editor is Vim.", predicate_key: "editor" });
+    await unary(ca.write, "PutBeliefs", { beliefs: [vim] }, me);
+    const inTurn = async (c: Clients, watermark: string): Promise<Json> => {
+      const events = await serverStream(
+        c.memory,
+        "Recall",
+        { moment: "MOMENT_IN_TURN", session_id: session, snapshot_watermark: watermark, query: { current_scope: "veetbot", text: "which editor" } },
+        me,
+      );
+      return events[events.length - 1]!.result as Json;
+    };
+    // B is asked about the session before any snapshot exists: it learns "no snapshot".
+    expect((await inTurn(cb, "0")).corrections).toEqual([]);
+
+    // The session opens through A; then its belief is replaced by a successor written on its own.
+    const events = await serverStream(ca.memory, "Recall", { moment: "MOMENT_SNAPSHOT", session_id: session, query: { current_scope: "veetbot" } }, me);
+    const snap = events[events.length - 1]!.result as Json;
+    expect((snap.items as Json[]).map((i) => i.belief_id)).toEqual([vim.belief_id]);
+    const helix = beliefMsg({ statement: "Andy's editor is Helix.", predicate_key: "editor", supersedes: [vim.belief_id] });
+    await unary(ca.write, "PutBeliefs", { beliefs: [helix] }, me);
+
+    // A knows its own snapshot at once; B follows A's snapshot write through its notification.
+    expect((await inTurn(ca, snap.snapshot_watermark)).corrections.map((c: Json) => c.belief_id)).toEqual([vim.belief_id]);
+    let seen: Json[] = [];
+    for (let i = 0; i < 40 && seen.length === 0; i++) {
+      seen = (await inTurn(cb, snap.snapshot_watermark)).corrections as Json[];
+      if (seen.length === 0) await delay(50);
+    }
+    expect(seen.map((c) => c.belief_id)).toEqual([vim.belief_id]);
+
+    // Deleted through A: neither sidecar corrects a snapshot that is gone.
+    await unary(ca.write, "DeleteSessionTraces", { session_id: session }, me);
+    expect((await inTurn(ca, snap.snapshot_watermark)).corrections).toEqual([]);
+    let after: Json[] = [{}];
+    for (let i = 0; i < 40 && after.length > 0; i++) {
+      after = (await inTurn(cb, snap.snapshot_watermark)).corrections as Json[];
+      if (after.length > 0) await delay(50);
+    }
+    expect(after).toEqual([]);
+  });
 });

@@ -18,6 +18,10 @@ describe.each(STORE_KINDS)("in-process numeric rounding and trigram similarity m
     const values = [
       0, 1, -1, 0.5, 9.9999999999995, 1e-13, 5e-13, 4.9e-13, 1.23e-5, 1234.56789012345678, 123456789.123456789,
       ...Array.from({ length: 400 }, () => (rand() - 0.2) * 10 ** Math.floor(rand() * 12 - 6)),
+      // BM25F-sized scores, and exact halves at the rounding digit (the 13th decimal) among them.
+      ...Array.from({ length: 300 }, () => rand() * 40),
+      ...Array.from({ length: 100 }, (_, i) => Number(`${1 + i}.${String(Math.floor(rand() * 1e12)).padStart(12, "0")}5`)),
+      12.3456789012345, 1.0000000000005, 0.0000000000015, 99.9999999999995,
     ];
     const rows = await store().db.query<{ r: number }>("SELECT round(x::numeric, 12)::float8 AS r FROM unnest($1::float8[]) WITH ORDINALITY AS u(x, i) ORDER BY i", [values]);
     expect(values.map((v) => roundLikePostgres(v, 12))).toEqual(rows.map((r) => Number(r.r)));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { loadBeliefRows } from "../../src/principal-index/loading.js";
 import { PrincipalIndexes } from "../../src/principal-index/principal-indexes.js";
 import { withStoreDeadline } from "../../src/store/store-deadline.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
@@ -28,5 +29,17 @@ describe.each(STORE_KINDS)("principal index background load ($kind)", ({ open })
     expect(indexes.stats.loadFailures).toBe(0);
     expect(indexes.stats.loads).toBe(1);
     expect(await indexes.sourceFor(p, head)).not.toBe(store().candidates);
+  });
+
+  it("reads a principal's rows a page at a time, every row once and only its own, so other statements can run between pages", async () => {
+    const p = newPrincipal("pages");
+    const other = newPrincipal("pages-other");
+    const beliefs = Array.from({ length: 11 }, (_, i) => belief({ subject: `s${i}`, statement: `Statement number ${i}.` }));
+    await store().putBeliefs(p, beliefs);
+    await store().putBeliefs(other, [belief({ statement: "Not theirs." })]);
+    const pages: string[][] = [];
+    for await (const page of loadBeliefRows(store().db, p, 4)) pages.push(page.map((r) => String(r.belief_id)));
+    expect(pages.map((page) => page.length)).toEqual([4, 4, 3]);
+    expect(pages.flat().sort()).toEqual(beliefs.map((b) => b.beliefId).sort());
   });
 });

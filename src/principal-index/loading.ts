@@ -60,12 +60,19 @@ const INDEXED_COLUMNS = `${BELIEF_COLUMNS}, lower(b.subject) AS subject_key, b.l
 export async function* loadBeliefRows(db: SqlClient, p: Principal, pageRows = LOAD_PAGE_ROWS): AsyncGenerator<Row[]> {
   let after: string | null = null;
   for (;;) {
-    const page: Row[] = await db.query(
-      `SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2
-         AND ($3::uuid IS NULL OR b.belief_id > $3::uuid)
-       ORDER BY b.belief_id LIMIT $4`,
-      [p.tenantId, p.principalId, after, pageRows],
-    );
+    // Two statements, not one with "$3 IS NULL OR …": each page must be a range of the primary key.
+    const page: Row[] =
+      after === null
+        ? await db.query(
+            `SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2
+             ORDER BY b.belief_id LIMIT $3`,
+            [p.tenantId, p.principalId, pageRows],
+          )
+        : await db.query(
+            `SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id > $3::uuid
+             ORDER BY b.belief_id LIMIT $4`,
+            [p.tenantId, p.principalId, after, pageRows],
+          );
     if (page.length > 0) yield page;
     if (page.length < pageRows) return;
     after = String(page[page.length - 1]!.belief_id);

@@ -38,4 +38,4 @@ export function createLogger(level: string): Logger {
 export const CALL_LINE = "call";
 
 const LOG_BATCH_BYTES = 4096;
-export const LOG_FLUSH_MS = 250;
+const LOG_FLUSH_MS = 250;

@@ -22,8 +22,6 @@ import { SESSION_SNAPSHOT_CHANNEL, type StoredSnapshot } from "../store/trace-ro
  * A session with no snapshot is remembered as such too (an empty list).
  */
 
-export type { StoredSnapshot };
-
 export interface SessionSnapshotOptions {
   /** The session's latest snapshot trace in the store. */
   read(p: Principal, sessionId: string): Promise<StoredSnapshot | null>;

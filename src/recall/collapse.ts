@@ -68,7 +68,7 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
       removed.set(b.beliefId, "superseded");
       continue;
     }
-    const normalised = normalisedStatement(b.statement);
+    const normalised = b.statement.trim().replace(/\s+/g, " ").toLowerCase();
     if (statements.has(normalised)) {
       removed.set(b.beliefId, "restatement");
       continue;
@@ -93,24 +93,6 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
   }
   return { kept, conflicts, removed };
 }
-
-/**
- * A statement as restatements are compared: trimmed, spaces collapsed,
- * lower-cased. Pure and asked of the same statements recall after recall, so
- * answers are kept (a bounded number; when full, it starts over).
- */
-function normalisedStatement(statement: string): string {
-  let normalised = NORMALISED.get(statement);
-  if (normalised === undefined) {
-    normalised = statement.trim().replace(/\s+/g, " ").toLowerCase();
-    if (NORMALISED.size >= NORMALISED_MAX) NORMALISED.clear();
-    NORMALISED.set(statement, normalised);
-  }
-  return normalised;
-}
-
-const NORMALISED = new Map<string, string>();
-const NORMALISED_MAX = 8_192;
 
 function partnersOf(map: Map<string, Set<string>>, id: string): Set<string> {
   let set = map.get(id);

@@ -3,6 +3,7 @@ import { byScoreThenId } from "./assemble.js";
 import type { ProfileWeights, RetrievalPolicy } from "./policy.js";
 import { lexicalTerms } from "./query-former.js";
 import type { Collapsible } from "./collapse.js";
+import { StringPairMemo } from "./string-memo.js";
 
 /**
  * Step 5: the hand-weighted, versioned ranking function.
@@ -90,29 +91,15 @@ export interface NearDuplicateCandidate extends Omit<Collapsible, "validFrom"> {
  * subject's own words, which every statement about that subject shares.
  */
 export function contentWords(statement: string, subject: string): ReadonlySet<string> {
-  let bySubject = CONTENT_WORDS.get(statement);
-  const known = bySubject?.get(subject);
+  const known = CONTENT_WORDS.get(statement, subject);
   if (known) return known;
   const own = new Set(lexicalTerms(subject, Infinity));
   const words = new Set(lexicalTerms(statement, Infinity).filter((w) => !own.has(w)));
-  if (!bySubject) {
-    if (CONTENT_WORDS.size >= CONTENT_WORDS_MAX) CONTENT_WORDS.clear();
-    CONTENT_WORDS.set(statement, (bySubject = new Map()));
-  }
-  bySubject.set(subject, words);
+  CONTENT_WORDS.set(statement, subject, words);
   return words;
 }
 
-/**
- * contentWords is pure and asked of the same statements recall after recall
- * (hundreds of candidates each, from one principal's beliefs), so its answers
- * are kept, a bounded number of statements (a few MiB); when full, it starts
- * over. Keyed by the strings themselves, statement then subject: an index's
- * strings are the same objects every recall, whose hashes are already known,
- * where a joined key would be built and hashed anew each time.
- */
-const CONTENT_WORDS = new Map<string, Map<string, ReadonlySet<string>>>();
-const CONTENT_WORDS_MAX = 8_192;
+const CONTENT_WORDS = new StringPairMemo<ReadonlySet<string>>(8_192);
 
 /** |a ∩ b| / |a ∪ b|; two empty sets say nothing, so they score 0. */
 export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
@@ -196,11 +183,7 @@ export function demoteNearDuplicates<T extends NearDuplicateCandidate>(
   weights: ProfileWeights,
   policy: RetrievalPolicy,
 ): T[] {
-  const duplicates = nearDuplicates(ranked, policy);
-  const demotion = weights.penalty * policy.penalty.nearDuplicate;
-  return ranked
-    .map((item) => (duplicates.has(item.beliefId) ? { ...item, score: Math.round((item.score - demotion) * 1e9) / 1e9 } : item))
-    .sort(byScoreThenId);
+  return demoted(ranked, new Set(nearDuplicates(ranked, policy).keys()), weights.penalty * policy.penalty.nearDuplicate);
 }
 
 /** What the source-coverage penalty reads of a ranked candidate: the near-duplicate fields and the cited episodes. */
@@ -238,11 +221,14 @@ export function coveredSources<T extends SourceCandidate>(ranked: readonly T[]):
  * never deleted, like a near-duplicate.
  */
 export function demoteCoveredSources<T extends SourceCandidate>(ranked: readonly T[], weights: ProfileWeights, policy: RetrievalPolicy): T[] {
-  const covered = coveredSources(ranked);
-  if (covered.size === 0) return [...ranked];
-  const demotion = weights.penalty * policy.penalty.sourceCovered;
+  return demoted(ranked, coveredSources(ranked), weights.penalty * policy.penalty.sourceCovered);
+}
+
+/** `ranked` with each of `ids` `by` lower (rounded, as score() rounds), in the total order again. */
+function demoted<T extends { beliefId: string; score: number }>(ranked: readonly T[], ids: ReadonlySet<string>, by: number): T[] {
+  if (ids.size === 0) return [...ranked];
   return ranked
-    .map((item) => (covered.has(item.beliefId) ? { ...item, score: Math.round((item.score - demotion) * 1e9) / 1e9 } : item))
+    .map((item) => (ids.has(item.beliefId) ? { ...item, score: Math.round((item.score - by) * 1e9) / 1e9 } : item))
     .sort(byScoreThenId);
 }
 

@@ -21,6 +21,7 @@
 import { decodedPayloads } from "./encoded-payloads.js";
 import { INJECTION_RULES } from "./injection-rules.js";
 import { SECRET_RULES } from "./secret-rules.js";
+import { StringPairMemo } from "./string-memo.js";
 import { rulesetSecrets } from "./secret-ruleset.js";
 import { flatten, foldedViews } from "./text-fold.js";
 
@@ -89,7 +90,7 @@ export function scanStatement(statement: string, beliefType: string): SafetyVerd
  * of them, and only statements not seen yet are scanned.
  */
 export async function explainStatements(items: readonly { statement: string; beliefType: string }[]): Promise<(SafetyFinding | null)[]> {
-  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => SCANNED.get(i.beliefType)?.get(i.statement));
+  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => SCANNED.get(i.beliefType, i.statement));
   const fresh = items.flatMap((_, i) => (findings[i] === undefined ? [i] : []));
   for (const i of fresh) findings[i] = explainStatement(items[i]!.statement, items[i]!.beliefType);
   // The ruleset reads every view of the statements the rules above let through.
@@ -104,26 +105,13 @@ export async function explainStatements(items: readonly { statement: string; bel
     const item = views[i]!.item;
     if (ruleId !== null && findings[item] === null) findings[item] = { reason: "secret", rule: ruleId };
   });
-  for (const i of fresh) {
-    const { beliefType, statement } = items[i]!;
-    if (scannedCount >= SCANNED_MAX) {
-      SCANNED.clear();
-      scannedCount = 0;
-    }
-    let byStatement = SCANNED.get(beliefType);
-    if (!byStatement) SCANNED.set(beliefType, (byStatement = new Map()));
-    if (!byStatement.has(statement)) scannedCount += 1;
-    byStatement.set(statement, findings[i]!);
-  }
+  for (const i of fresh) SCANNED.set(items[i]!.beliefType, items[i]!.statement, findings[i]!);
   return findings as (SafetyFinding | null)[];
 }
 
-// type → statement → finding. Keyed by the statement itself (no joined key to build and hash per
-// lookup); an indexed principal hands the same string objects to every recall. At most SCANNED_MAX
-// statements (a few MiB), then it starts over.
-const SCANNED = new Map<string, Map<string, SafetyFinding | null>>();
+// Findings by (type, statement): at most SCANNED_MAX statements, then it starts over.
 const SCANNED_MAX = 131_072;
-let scannedCount = 0;
+const SCANNED = new StringPairMemo<SafetyFinding | null>(SCANNED_MAX);
 
 /**
  * Scans statements ahead of the recalls that will ask (a principal's whole

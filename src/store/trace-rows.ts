@@ -102,11 +102,6 @@ const COLUMN_LIST = WRITTEN_COLUMNS.map(([name]) => name).join(", ");
 const SELECTED_COLUMNS = WRITTEN_COLUMNS.map(([name]) => (name === "tenant_id" ? "$2::text" : name)).join(", ");
 
 /**
- * The batch write: $1 is a JSON array of `traceRecord`s. One statement
- * inserts every trace not already there and the memory.recalled outbox row of
- * each one it inserted, and returns their ids. Repeating it is a no-op.
- */
-/**
  * NOTIFYed for every snapshot trace written and every session whose traces
  * are deleted, so each sidecar's in-process view of a session's snapshot
  * (moments/session-snapshots.ts) follows every other sidecar's writes.
@@ -121,6 +116,11 @@ export interface StoredSnapshot {
   returned: readonly string[];
 }
 
+/**
+ * The batch write: $1 is a JSON array of `traceRecord`s. One statement
+ * inserts every trace not already there and the memory.recalled outbox row of
+ * each one it inserted, and returns their ids. Repeating it is a no-op.
+ */
 export const INSERT_TRACES = `WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(${WRITTEN_COLUMNS.map(([n, type]) => `${n} ${type}`).join(", ")}, event jsonb)
   ),

@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { StringPairMemo } from "../../src/recall/string-memo.js";
+
+describe("StringPairMemo", () => {
+  it("keeps an answer per pair of strings, each pair apart", () => {
+    const memo = new StringPairMemo<number>(10);
+    memo.set("statement", "Andy", 1);
+    memo.set("statement", "Priya", 2);
+    memo.set("other", "Andy", 3);
+    expect([memo.get("statement", "Andy"), memo.get("statement", "Priya"), memo.get("other", "Andy"), memo.get("other", "Priya")]).toEqual([1, 2, 3, undefined]);
+  });
+
+  it("holds at most max answers: when full it starts over, and replacing an answer does not count twice", () => {
+    const memo = new StringPairMemo<number>(2);
+    memo.set("a", "x", 1);
+    memo.set("a", "x", 2);
+    memo.set("b", "x", 3);
+    expect([memo.get("a", "x"), memo.get("b", "x")]).toEqual([2, 3]);
+    memo.set("c", "x", 4);
+    expect([memo.get("a", "x"), memo.get("b", "x"), memo.get("c", "x")]).toEqual([undefined, undefined, 4]);
+  });
+});

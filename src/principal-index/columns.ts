@@ -31,6 +31,8 @@ export class BeliefColumns {
   personaHeld = new Uint8Array(0);
   /** Some belief names this one in its supersedes (or once did): the successor check must look. */
   mayBeSuperseded = new Uint8Array(0);
+  /** The belief id's first 12 hex digits as a number: ids in this order are in uuid order (see compareIdsAt). */
+  idPrefix = new Float64Array(0);
 
   readonly statuses = new Interner();
   readonly types = new Interner();
@@ -57,6 +59,7 @@ export class BeliefColumns {
     this.notTrueSinceUs[o] = ib.notTrueSinceUs ?? Infinity;
     this.personaHeld[o] = personaHeld ? 1 : 0;
     this.mayBeSuperseded[o] = mayBeSuperseded ? 1 : 0;
+    this.idPrefix[o] = uuidPrefix(b.beliefId);
   }
 
   /** Bytes the arrays hold, for the index's byte bound. */
@@ -80,12 +83,22 @@ export class BeliefColumns {
     this.notTrueSinceUs = grown(this.notTrueSinceUs, new Float64Array(capacity));
     this.personaHeld = grown(this.personaHeld, new Uint8Array(capacity));
     this.mayBeSuperseded = grown(this.mayBeSuperseded, new Uint8Array(capacity));
+    this.idPrefix = grown(this.idPrefix, new Float64Array(capacity));
     this.capacity = capacity;
   }
 }
 
-/** 4 one-byte, 4 four-byte and 6 eight-byte columns. */
-const BYTES_PER_BELIEF = 4 + 4 * 4 + 6 * 8;
+/** 4 one-byte, 4 four-byte and 7 eight-byte columns. */
+const BYTES_PER_BELIEF = 4 + 4 * 4 + 7 * 8;
+
+/**
+ * A uuid's first 12 hex digits (48 bits, exact in a double). PostgreSQL
+ * orders uuids as their lower-case hex text, so a smaller prefix is a
+ * smaller id; equal prefixes (one pair in billions) need the full ids.
+ */
+export function uuidPrefix(id: string): number {
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
 
 function grown<T extends Uint8Array | Int32Array | Float64Array>(old: T, next: T): T {
   next.set(old as never);

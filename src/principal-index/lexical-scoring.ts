@@ -21,6 +21,8 @@ export function lexicalScores(
   lexemes: readonly string[],
   eligible: (ord: number) => boolean,
   beliefAt: (ord: number) => IndexedBelief,
+  /** Each ordinal's uuid prefix (BeliefColumns.idPrefix), the cheap first part of the id order. */
+  idPrefix: Float64Array,
   scratch: ScoringScratch,
   q: LexicalQuery,
   cap: number,
@@ -64,7 +66,10 @@ export function lexicalScores(
   const pre = firstK(
     matched,
     s.prescoreCap,
-    (x, y) => compareRounded(prescore[y]!, prescore[x]!) || compareIds(beliefAt(x).belief.beliefId, beliefAt(y).belief.beliefId),
+    (x, y) =>
+      compareRounded(prescore[y]!, prescore[x]!) ||
+      idPrefix[x]! - idPrefix[y]! ||
+      compareIds(beliefAt(x).belief.beliefId, beliefAt(y).belief.beliefId),
   );
 
   // 4. Exact BM25F, boosts, rounding.

@@ -228,7 +228,7 @@ export class PrincipalIndex implements CandidateSource {
     // Built after the await, and used before the next one.
     const eligible = this.eligibleOrd(f);
     this.scratch.ensure(this.byOrd.length);
-    return lexicalScores(this.postings, lexemes, eligible, (ord) => this.byOrd[ord]!, this.scratch, q, cap);
+    return lexicalScores(this.postings, lexemes, eligible, (ord) => this.byOrd[ord]!, this.columns.idPrefix, this.scratch, q, cap);
   }
 
   async resolveNamedSubjects(

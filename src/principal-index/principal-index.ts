@@ -202,10 +202,15 @@ export class PrincipalIndex implements CandidateSource {
       // A type anchor matches thousands (a snapshot's durable types), all with the same score: only
       // the first `cap` of them in authority order can make the cut, so they are read in that order.
       for (const s of subjects) for (const ib of this.bySubject.get(s) ?? []) add(ib);
+      // Walked by ordinal over the columns: most beliefs are of other types, and are passed over unread.
+      const c = this.columns;
+      const typeIds = new Set([...types].map((t) => c.types.find(t)));
+      const subjectIds = new Set([...subjects].map((s) => c.subjects.find(s)));
+      const order = this.byAuthority.ordinals();
       let typed = 0;
-      for (const ib of this.byAuthority.ordered) {
-        if (typed >= cap) break;
-        if (types.has(ib.belief.beliefType) && !subjects.has(ib.subjectKey) && add(ib)) typed += 1;
+      for (let i = 0; i < order.length && typed < cap; i++) {
+        const o = order[i]!;
+        if (typeIds.has(c.beliefType[o]!) && !subjectIds.has(c.subject[o]!) && add(this.byOrd[o]!)) typed += 1;
       }
     } else {
       for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) add(ib);

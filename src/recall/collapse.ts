@@ -1,4 +1,4 @@
-import { StringMemo } from "./string-memo.js";
+import { lowerCased, StringMemo } from "./string-memo.js";
 
 /**
  * Step 6: collapse and diversify, over ranked candidates (best first).
@@ -75,7 +75,7 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
       removed.set(b.beliefId, "restatement");
       continue;
     }
-    const subject = LOWER_CASE.of(b.subject, lowerCase);
+    const subject = lowerCased(b.subject);
     const count = perSubject.get(subject) ?? 0;
     const isPartner = (partners.get(b.beliefId)?.size ?? 0) > 0;
     if (count >= perSubjectCap && !isPartner) {
@@ -106,7 +106,6 @@ function partnersOf(map: Map<string, Set<string>>, id: string): Set<string> {
 }
 
 const normalise = (statement: string) => statement.trim().replace(/\s+/g, " ").toLowerCase();
-const lowerCase = (text: string) => text.toLowerCase();
 
 /**
  * Recall after recall normalises the same statements (an index hands out the
@@ -114,4 +113,3 @@ const lowerCase = (text: string) => text.toLowerCase();
  * candidates was the regular expression and the new strings it made.
  */
 const NORMALISED = new StringMemo<string>(16_384);
-const LOWER_CASE = new StringMemo<string>(16_384);

@@ -45,3 +45,10 @@ export class StringMemo<V> {
     return value;
   }
 }
+
+/** `text.toLowerCase()`, memoized: subjects are lower-cased for every candidate of every recall. */
+export function lowerCased(text: string): string {
+  return LOWER_CASED.of(text, (t) => t.toLowerCase());
+}
+
+const LOWER_CASED = new StringMemo<string>(16_384);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StringMemo, StringPairMemo } from "../../src/recall/string-memo.js";
+import { lowerCased, StringMemo, StringPairMemo } from "../../src/recall/string-memo.js";
 
 describe("StringPairMemo", () => {
   it("keeps an answer per pair of strings, each pair apart", () => {
@@ -34,5 +34,13 @@ describe("StringMemo", () => {
     expect(memo.of("c", upper)).toBe("C");
     expect(memo.of("a", upper)).toBe("A");
     expect(computed).toBe(4);
+  });
+});
+
+describe("lowerCased", () => {
+  it("is toLowerCase, answered from memory the second time", () => {
+    expect(lowerCased("Priya Sharma")).toBe("priya sharma");
+    expect(lowerCased("Priya Sharma")).toBe("priya sharma");
+    expect(lowerCased("ÉMILE")).toBe("émile");
   });
 });

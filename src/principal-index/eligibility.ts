@@ -1,47 +1,59 @@
 import type { StoredBelief } from "../domain/model.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
-import type { IndexedBelief } from "./loading.js";
+import type { BeliefColumns } from "./columns.js";
 
 /**
  * The hard filter in process: the same predicates as store/eligibility-sql.ts,
- * one for one, applied to a belief before any arm scores or caps it. Times
- * are compared in epoch milliseconds (IndexedBelief.times; a missing end is
- * +∞). Tenant and principal are not per-row predicates here because an index
- * holds one principal's rows only (principal-index.ts refuses any other
- * identity).
+ * one for one, applied to a belief (by its ordinal, over BeliefColumns)
+ * before any arm scores or caps it. Times are compared in epoch
+ * milliseconds (a missing end is +∞). Tenant and principal are not per-row
+ * predicates here because an index holds one principal's rows only
+ * (principal-index.ts refuses any other identity).
  */
 export function eligibilityTest(
   f: EligibilityFilter,
-  personaHeld: ReadonlySet<string>,
-  /** The beliefs naming this one in their supersedes; undefined when none does (most beliefs). */
-  successors: (beliefId: string) => readonly StoredBelief[] | undefined = () => undefined,
-): (ib: IndexedBelief) => boolean {
+  c: BeliefColumns,
+  /** The beliefs naming this one (by ordinal) in their supersedes; undefined when none does. */
+  successors: (ord: number) => readonly StoredBelief[] | undefined,
+  beliefId: (ord: number) => string,
+): (ord: number) => boolean {
   // Read once per recall, not once per belief: a common word matches thousands of them.
   const asOf = f.asOf.getTime();
   const knownAt = f.knownAt.getTime();
-  const statuses = new Set<string>(f.statuses);
-  const types = f.beliefTypes.length > 0 ? new Set<string>(f.beliefTypes) : null;
-  const named = new Set(f.namedSubjects);
-  const { sensitivityCeiling, currentScope, historical, excludePersonaHeld, excludeExpiredDated } = f;
-  return (ib) => {
-    const b = ib.belief;
-    const t = ib.times;
-    if (b.sensitivity > sensitivityCeiling) return false;
-    if (!statuses.has(b.status)) return false;
-    if (t.validFrom > asOf) return false;
-    if (t.validTo <= asOf) return false;
-    if (t.recordedAt > knownAt) return false;
-    if (t.retractedAt <= knownAt) return false;
-    if (b.portability === "local" && b.originScope !== currentScope && !named.has(ib.subjectKey)) return false;
+  const knownAtUs = knownAt * 1000;
+  const statusOk = allowed(c.statuses.size, f.statuses.map((s) => c.statuses.find(s)));
+  const typeOk = f.beliefTypes.length > 0 ? allowed(c.types.size, f.beliefTypes.map((t) => c.types.find(t))) : null;
+  const named = new Set(f.namedSubjects.map((s) => c.subjects.find(s)));
+  const scope = c.scopes.find(f.currentScope);
+  const { sensitivityCeiling, historical, excludePersonaHeld, excludeExpiredDated } = f;
+  const { sensitivity, status, beliefType, local, originScope, subject, validFrom, validTo, recordedAt, retractedAt, expiresHint } = c;
+  const { notTrueSinceUs, personaHeld, mayBeSuperseded } = c;
+  return (o) => {
+    if (sensitivity[o]! > sensitivityCeiling) return false;
+    if (statusOk[status[o]!] !== 1) return false;
+    if (validFrom[o]! > asOf) return false;
+    if (validTo[o]! <= asOf) return false;
+    if (recordedAt[o]! > knownAt) return false;
+    if (retractedAt[o]! <= knownAt) return false;
+    if (local[o] === 1 && originScope[o] !== scope && !named.has(subject[o]!)) return false;
     // Historical: a belief rejected as not true is kept out from the moment of that rejection.
-    if (historical && ib.notTrueSinceUs !== null && ib.notTrueSinceUs <= knownAt * 1000) return false;
-    if (types !== null && !types.has(b.beliefType)) return false;
-    if (excludePersonaHeld && personaHeld.has(b.beliefId)) return false;
-    if (excludeExpiredDated && t.expiresHint <= asOf) return false;
-    const replacing = successors(b.beliefId);
-    if (replacing !== undefined) for (const n of replacing) if (successorInForce(n, b.beliefId, asOf, knownAt)) return false;
+    if (historical && notTrueSinceUs[o]! <= knownAtUs) return false;
+    if (typeOk !== null && typeOk[beliefType[o]!] !== 1) return false;
+    if (excludePersonaHeld && personaHeld[o] === 1) return false;
+    if (excludeExpiredDated && expiresHint[o]! <= asOf) return false;
+    if (mayBeSuperseded[o] === 1) {
+      const id = beliefId(o);
+      for (const n of successors(o) ?? []) if (successorInForce(n, id, asOf, knownAt)) return false;
+    }
     return true;
   };
+}
+
+/** A table by interned id: 1 for each of `ids` (-1, a value no belief has, is left out). */
+function allowed(size: number, ids: readonly number[]): Uint8Array {
+  const table = new Uint8Array(size);
+  for (const id of ids) if (id >= 0) table[id] = 1;
+  return table;
 }
 
 /**

@@ -221,7 +221,19 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
     // A historical query bands a belief with the lifecycle it had at as_of.
     const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy, verdicts[i]!);
-    return { belief: b, beliefId: b.beliefId, beliefType: b.beliefType, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
+    // The text is made only for the items assembly weighs (a snapshot weighs about 40 of 240).
+    let text: string | undefined;
+    return {
+      belief: b,
+      beliefId: b.beliefId,
+      beliefType: b.beliefType,
+      score: b.score,
+      conflictsWith,
+      renderLine: line,
+      get line() {
+        return (text ??= renderLine(line));
+      },
+    };
   });
 
   // 8. Assemble to budget and render.

@@ -12,6 +12,7 @@ import { eligibilityTest, successorInForce } from "./eligibility.js";
 import { firstK } from "./first-k.js";
 import { OrderedBeliefs } from "./ordered-beliefs.js";
 import { BeliefColumns } from "./columns.js";
+import { VerdictMemo } from "./verdict-memo.js";
 import { compareIds, lexicalScores, ScoringScratch } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
@@ -40,6 +41,7 @@ export class PrincipalIndex implements CandidateSource {
   /** What the hard filter reads, by ordinal. */
   private readonly columns = new BeliefColumns();
   private readonly scratch = new ScoringScratch();
+  private readonly verdicts = new VerdictMemo();
   private readonly postings = new Postings();
   private readonly bySubject = new Map<string, Set<IndexedBelief>>();
   private readonly byType = new Map<string, Set<IndexedBelief>>();
@@ -91,6 +93,7 @@ export class PrincipalIndex implements CandidateSource {
       this.byOrd[next.ord] = next;
       this.beliefs.set(id, next);
       this.columns.set(next, this.persona.has(id), this.successors.has(id));
+      this.verdicts.forget([next.ord]);
       this.byPosition.place(next, old, rows.length);
       this.byAuthority.place(next, old, rows.length);
       this.postings.add(next);
@@ -108,7 +111,10 @@ export class PrincipalIndex implements CandidateSource {
         if (!set) this.successors.set(oldId, (set = new Set()));
         set.add(id);
         const replaced = this.beliefs.get(oldId);
-        if (replaced) this.columns.mayBeSuperseded[replaced.ord] = 1;
+        if (replaced) {
+          this.columns.mayBeSuperseded[replaced.ord] = 1;
+          this.verdicts.forget([replaced.ord]);
+        }
       }
       this.beliefBytes += indexedBytes(next);
     }
@@ -116,6 +122,7 @@ export class PrincipalIndex implements CandidateSource {
 
   setSideTables(side: SideTables): void {
     this.persona = side.persona;
+    this.verdicts.clear();
     this.columns.personaHeld.fill(0);
     for (const id of side.persona) {
       const held = this.beliefs.get(id);
@@ -153,7 +160,7 @@ export class PrincipalIndex implements CandidateSource {
   private eligibleOrd(f: EligibilityFilter): (ord: number) => boolean {
     this.own(f.principal);
     const idOf = (ord: number) => this.byOrd[ord]!.belief.beliefId;
-    return eligibilityTest(f, this.columns, (ord) => this.successorsOf(idOf(ord)), idOf);
+    return eligibilityTest(f, this.columns, (ord) => this.successorsOf(idOf(ord)), idOf, this.verdicts.forFilter(f, this.byOrd.length));
   }
 
   /** The same, for an arm holding the belief. */

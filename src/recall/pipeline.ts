@@ -98,6 +98,8 @@ export interface RecallRun {
 export interface RecallOutcome {
   result: RecallResult;
   trace: RecallTrace;
+  /** A cache hit: the cached result that `result` copies, all but its traceId and fromCache. */
+  cachedResult?: RecallResult;
 }
 
 /** Runs a recall: yields each arm's outcome as it finishes, returns the ranked result (already traced). */
@@ -351,7 +353,7 @@ async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnaps
   };
   await deps.traces.record(run.principal, trace, run.deadlineAt);
   deps.sessionSnapshots?.recorded(run.principal, trace);
-  return { result, trace };
+  return { result, trace, cachedResult: cached.result };
 }
 
 /** What the session's latest snapshot returned: known in process, or read from its stored trace. */

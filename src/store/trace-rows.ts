@@ -154,8 +154,10 @@ const insertTracesText = (countMisses: boolean) => `WITH input AS (
     ON CONFLICT (tenant_id, principal_id, trace_id) DO NOTHING
     RETURNING tenant_id, principal_id, trace_id
   ),
+  -- What the rest reads of the traces inserted (not i.*: that would copy every ranked list again).
   inserted AS (
-    SELECT i.* FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
+    SELECT i.principal_id, i.trace_id, i.session_id, i.moment, i.created_at, i.event, i.seq, i.named, i.held
+    FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
   ),
   events AS (
     INSERT INTO recalled_events (tenant_id, principal_id, trace_id, session_id, payload, created_at)

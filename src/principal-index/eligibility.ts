@@ -1,47 +1,86 @@
 import type { StoredBelief } from "../domain/model.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
-import type { IndexedBelief } from "./loading.js";
+import type { BeliefColumns } from "./columns.js";
+import { ELIGIBLE, IF_NAMED, INELIGIBLE, type FilterVerdicts, type Verdict } from "./verdict-memo.js";
 
 /**
  * The hard filter in process: the same predicates as store/eligibility-sql.ts,
- * one for one, applied to a belief before any arm scores or caps it. Times
- * are compared in epoch milliseconds (IndexedBelief.times; a missing end is
- * +∞). Tenant and principal are not per-row predicates here because an index
- * holds one principal's rows only (principal-index.ts refuses any other
- * identity).
+ * one for one, applied to a belief (by its ordinal, over BeliefColumns)
+ * before any arm scores or caps it. Times are compared in epoch
+ * milliseconds (a missing end is +∞). Tenant and principal are not per-row
+ * predicates here because an index holds one principal's rows only
+ * (principal-index.ts refuses any other identity).
  */
 export function eligibilityTest(
   f: EligibilityFilter,
-  personaHeld: ReadonlySet<string>,
-  /** The beliefs naming this one in their supersedes; undefined when none does (most beliefs). */
-  successors: (beliefId: string) => readonly StoredBelief[] | undefined = () => undefined,
-): (ib: IndexedBelief) => boolean {
+  c: BeliefColumns,
+  /** The beliefs naming this one (by ordinal) in their supersedes; undefined when none does. */
+  successors: (ord: number) => readonly StoredBelief[] | undefined,
+  beliefId: (ord: number) => string,
+  /** The filter's remembered verdicts (verdict-memo.ts), when it is a live one. */
+  memo: FilterVerdicts | null = null,
+): (ord: number) => boolean {
+  const judge = verdictTest(f, c, successors, beliefId);
+  const named = new Set(f.namedSubjects.map((s) => c.subjects.find(s)));
+  const subject = c.subject;
+  const settled = (o: number, v: Verdict) => v === ELIGIBLE || (v === IF_NAMED && named.has(subject[o]!));
+  if (memo === null) return (o) => settled(o, judge(o));
+  const { verdicts } = memo;
+  return (o) => {
+    let v = verdicts[o] as Verdict | 0;
+    if (v === 0) {
+      v = judge(o);
+      memo.remember(o, v, c);
+    }
+    return settled(o, v);
+  };
+}
+
+/**
+ * Every predicate but the named-subject exception: a local belief of another
+ * project is IF_NAMED, eligible only in a recall that names its subject.
+ */
+function verdictTest(
+  f: EligibilityFilter,
+  c: BeliefColumns,
+  successors: (ord: number) => readonly StoredBelief[] | undefined,
+  beliefId: (ord: number) => string,
+): (ord: number) => Verdict {
   // Read once per recall, not once per belief: a common word matches thousands of them.
   const asOf = f.asOf.getTime();
   const knownAt = f.knownAt.getTime();
-  const statuses = new Set<string>(f.statuses);
-  const types = f.beliefTypes.length > 0 ? new Set<string>(f.beliefTypes) : null;
-  const named = new Set(f.namedSubjects);
-  const { sensitivityCeiling, currentScope, historical, excludePersonaHeld, excludeExpiredDated } = f;
-  return (ib) => {
-    const b = ib.belief;
-    const t = ib.times;
-    if (b.sensitivity > sensitivityCeiling) return false;
-    if (!statuses.has(b.status)) return false;
-    if (t.validFrom > asOf) return false;
-    if (t.validTo <= asOf) return false;
-    if (t.recordedAt > knownAt) return false;
-    if (t.retractedAt <= knownAt) return false;
-    if (b.portability === "local" && b.originScope !== currentScope && !named.has(ib.subjectKey)) return false;
+  const knownAtUs = knownAt * 1000;
+  const statusOk = allowed(c.statuses.size, f.statuses.map((s) => c.statuses.find(s)));
+  const typeOk = f.beliefTypes.length > 0 ? allowed(c.types.size, f.beliefTypes.map((t) => c.types.find(t))) : null;
+  const scope = c.scopes.find(f.currentScope);
+  const { sensitivityCeiling, historical, excludePersonaHeld, excludeExpiredDated } = f;
+  const { sensitivity, status, beliefType, local, originScope, validFrom, validTo, recordedAt, retractedAt, expiresHint } = c;
+  const { notTrueSinceUs, personaHeld, mayBeSuperseded } = c;
+  return (o) => {
+    if (sensitivity[o]! > sensitivityCeiling) return INELIGIBLE;
+    if (statusOk[status[o]!] !== 1) return INELIGIBLE;
+    if (validFrom[o]! > asOf) return INELIGIBLE;
+    if (validTo[o]! <= asOf) return INELIGIBLE;
+    if (recordedAt[o]! > knownAt) return INELIGIBLE;
+    if (retractedAt[o]! <= knownAt) return INELIGIBLE;
     // Historical: a belief rejected as not true is kept out from the moment of that rejection.
-    if (historical && ib.notTrueSinceUs !== null && ib.notTrueSinceUs <= knownAt * 1000) return false;
-    if (types !== null && !types.has(b.beliefType)) return false;
-    if (excludePersonaHeld && personaHeld.has(b.beliefId)) return false;
-    if (excludeExpiredDated && t.expiresHint <= asOf) return false;
-    const replacing = successors(b.beliefId);
-    if (replacing !== undefined) for (const n of replacing) if (successorInForce(n, b.beliefId, asOf, knownAt)) return false;
-    return true;
+    if (historical && notTrueSinceUs[o]! <= knownAtUs) return INELIGIBLE;
+    if (typeOk !== null && typeOk[beliefType[o]!] !== 1) return INELIGIBLE;
+    if (excludePersonaHeld && personaHeld[o] === 1) return INELIGIBLE;
+    if (excludeExpiredDated && expiresHint[o]! <= asOf) return INELIGIBLE;
+    if (mayBeSuperseded[o] === 1) {
+      const id = beliefId(o);
+      for (const n of successors(o) ?? []) if (successorInForce(n, id, asOf, knownAt)) return INELIGIBLE;
+    }
+    return local[o] === 1 && originScope[o] !== scope ? IF_NAMED : ELIGIBLE;
   };
+}
+
+/** A table by interned id: 1 for each of `ids` (-1, a value no belief has, is left out). */
+function allowed(size: number, ids: readonly number[]): Uint8Array {
+  const table = new Uint8Array(size);
+  for (const id of ids) if (id >= 0) table[id] = 1;
+  return table;
 }
 
 /**

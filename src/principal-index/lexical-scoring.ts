@@ -19,7 +19,11 @@ import type { Postings } from "./postings.js";
 export function lexicalScores(
   postings: Postings,
   lexemes: readonly string[],
-  eligible: (b: IndexedBelief) => boolean,
+  eligible: (ord: number) => boolean,
+  beliefAt: (ord: number) => IndexedBelief,
+  /** Each ordinal's uuid prefix (BeliefColumns.idPrefix), the cheap first part of the id order. */
+  idPrefix: Float64Array,
+  scratch: ScoringScratch,
   q: LexicalQuery,
   cap: number,
 ): ArmCandidate[] {
@@ -31,40 +35,48 @@ export function lexicalScores(
 
   // 1-2. Matches and document frequencies, eligibility first, judged once per belief. Lexemes in
   // tsvector order, the order PostgreSQL adds them in (float sums depend on it).
-  const pass = ++passes;
-  const matched: IndexedBelief[] = [];
+  const pass = scratch.nextPass();
+  const { stamp, verdict, prescore } = scratch;
+  const matched: number[] = [];
   const idf = new Map<string, number>();
   for (const lexeme of [...new Set(lexemes)].sort(compareLexemes)) {
     const list = postings.get(lexeme);
     if (!list) continue;
     let df = 0;
-    for (const b of list) {
-      const s = b.scratch;
-      if (s.pass !== pass) {
-        s.pass = pass;
-        s.eligible = eligible(b);
-        s.prescore = 0;
-        if (s.eligible) matched.push(b);
+    for (let i = 0; i < list.length; i++) {
+      const o = list[i]!;
+      if (stamp[o] !== pass) {
+        stamp[o] = pass;
+        prescore[o] = 0;
+        verdict[o] = eligible(o) ? 1 : 0;
+        if (verdict[o] === 1) matched.push(o);
       }
-      if (s.eligible) df += 1;
+      df += verdict[o]!;
     }
     if (df === 0) continue;
     const termIdf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
     idf.set(lexeme, termIdf);
-    for (const b of list) if (b.scratch.eligible) b.scratch.prescore += termIdf;
+    for (let i = 0; i < list.length; i++) {
+      const o = list[i]!;
+      if (verdict[o] === 1) prescore[o] = prescore[o]! + termIdf;
+    }
   }
 
   // 3. Prescore by summed idf, compared as the rounded numeric the SQL orders by.
   const pre = firstK(
     matched,
     s.prescoreCap,
-    (x, y) => compareRounded(y.scratch.prescore, x.scratch.prescore) || compareIds(x.belief.beliefId, y.belief.beliefId),
+    (x, y) =>
+      compareRounded(prescore[y]!, prescore[x]!) ||
+      idPrefix[x]! - idPrefix[y]! ||
+      compareIds(beliefAt(x).belief.beliefId, beliefAt(y).belief.beliefId),
   );
 
   // 4. Exact BM25F, boosts, rounding.
   const names = new Set(q.names);
   const dateNamed = q.dates.years.length > 0 || q.dates.months.length > 0;
-  const scored = pre.map((b) => {
+  const scored = pre.map((o) => {
+    const b = beliefAt(o);
     const dl = b.lengths[0] * w[0] + b.lengths[1] * w[1] + b.lengths[2] * w[2] + b.lengths[3] * w[3];
     let bm25 = 0;
     for (const t of b.terms) {
@@ -81,14 +93,44 @@ export function lexicalScores(
   return scored.sort((x, y) => y.armScore - x.armScore || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, cap);
 }
 
+/**
+ * The working state of one lexical scoring pass, by belief ordinal, reused
+ * from pass to pass (scoring is synchronous): an entry belongs to the pass
+ * that stamped it, so nothing is cleared or allocated per belief.
+ */
+export class ScoringScratch {
+  stamp = new Int32Array(0);
+  verdict = new Uint8Array(0);
+  prescore = new Float64Array(0);
+  private pass = 0;
+
+  /** Room for ordinals below `size`. */
+  ensure(size: number): void {
+    if (size <= this.stamp.length) return;
+    const capacity = Math.max(size, this.stamp.length * 2, 1024);
+    const stamp = new Int32Array(capacity);
+    stamp.set(this.stamp);
+    this.stamp = stamp;
+    this.verdict = new Uint8Array(capacity);
+    this.prescore = new Float64Array(capacity);
+  }
+
+  nextPass(): number {
+    this.pass = (this.pass + 1) | 0;
+    if (this.pass === 0) {
+      // Wrapped around: no stamp may look current.
+      this.stamp.fill(0);
+      this.pass = 1;
+    }
+    return this.pass;
+  }
+}
+
 function dateMatches(validFrom: Date, dates: LexicalQuery["dates"]): boolean {
   const yearOk = dates.years.length === 0 || dates.years.includes(validFrom.getUTCFullYear());
   const monthOk = dates.months.length === 0 || dates.months.includes(validFrom.getUTCMonth() + 1);
   return yearOk && monthOk;
 }
-
-/** Scoring passes so far: a belief's scratch belongs to the pass that stamped it (scoring is synchronous). */
-let passes = 0;
 
 /**
  * a vs b as round(x::numeric, 12) would order them. Rounding is monotonic, so

@@ -29,8 +29,8 @@ export interface IndexedBelief {
   times: { validFrom: number; validTo: number; recordedAt: number; retractedAt: number; expiresHint: number };
   /** Place in the structured arm's authority order (ordered-beliefs.ts); set before that arm reads it. */
   rank: number;
-  /** Working state of the one lexical scoring pass running (lexical-scoring.ts), so it allocates nothing per belief. */
-  scratch: { pass: number; eligible: boolean; prescore: number };
+  /** Its ordinal in the principal's index (the same for every row of one belief id): where its columns and postings are. */
+  ord: number;
 }
 
 /** The principal's small tables and head, read in one statement. */
@@ -150,7 +150,7 @@ export function indexedFromRow(r: Row): IndexedBelief {
     notTrueSinceUs: r.not_true_us === null || r.not_true_us === undefined ? null : Number(r.not_true_us),
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
     rank: 0,
-    scratch: { pass: 0, eligible: false, prescore: 0 },
+    ord: -1,
   };
 }
 

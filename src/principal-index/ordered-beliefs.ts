@@ -10,6 +10,7 @@ import type { IndexedBelief } from "./loading.js";
  */
 export class OrderedBeliefs {
   private list: IndexedBelief[] | null = null;
+  private ords: Int32Array | null = null;
   private ranksCurrent = false;
 
   constructor(
@@ -22,6 +23,11 @@ export class OrderedBeliefs {
     return (this.list ??= [...this.all()].sort(this.order));
   }
 
+  /** Every belief's ordinal (IndexedBelief.ord), in order: for walks that read the columns, not the beliefs. */
+  ordinals(): Int32Array {
+    return (this.ords ??= Int32Array.from(this.ordered, (ib) => ib.ord));
+  }
+
   /** Makes every belief's `rank` its place in this order (0 is first). One order per index may use it. */
   ranked(): void {
     if (this.ranksCurrent) return;
@@ -32,6 +38,7 @@ export class OrderedBeliefs {
   /** `next` replaces `old` (or is new), as one of a delta of `batch` rows. */
   place(next: IndexedBelief, old: IndexedBelief | undefined, batch: number): void {
     this.ranksCurrent = false;
+    this.ords = null;
     const list = this.list;
     if (list === null) return;
     if (batch > 64) {

@@ -11,7 +11,9 @@ import type { EligibilityFilter } from "../recall/hard-filter.js";
 import { eligibilityTest, successorInForce } from "./eligibility.js";
 import { firstK } from "./first-k.js";
 import { OrderedBeliefs } from "./ordered-beliefs.js";
-import { compareIds, lexicalScores } from "./lexical-scoring.js";
+import { BeliefColumns } from "./columns.js";
+import { VerdictMemo } from "./verdict-memo.js";
+import { compareIds, lexicalScores, ScoringScratch } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
 import { similarity } from "./trigram.js";
@@ -34,6 +36,12 @@ const NOT_OWNERSHIP = /^\s*(the\s+)?user\s+has\s+(not|never|no|had|owned|used|dr
 export class PrincipalIndex implements CandidateSource {
   position: number;
   private readonly beliefs = new Map<string, IndexedBelief>();
+  /** Every belief by its ordinal (IndexedBelief.ord): what the columns and postings point at. */
+  private readonly byOrd: IndexedBelief[] = [];
+  /** What the hard filter reads, by ordinal. */
+  private readonly columns = new BeliefColumns();
+  private readonly scratch = new ScoringScratch();
+  private readonly verdicts = new VerdictMemo();
   private readonly postings = new Postings();
   private readonly bySubject = new Map<string, Set<IndexedBelief>>();
   private readonly byType = new Map<string, Set<IndexedBelief>>();
@@ -72,7 +80,7 @@ export class PrincipalIndex implements CandidateSource {
 
   /** Approximate heap held, for RECALL_INDEX_MB. */
   get bytes(): number {
-    return this.beliefBytes + (this.persona.size + this.aliases.size) * 120 + 4096;
+    return this.beliefBytes + this.columns.bytes + (this.persona.size + this.aliases.size) * 120 + 4096;
   }
 
   /** Replaces rows by id (a delta, or the rows feedback changed). */
@@ -81,7 +89,11 @@ export class PrincipalIndex implements CandidateSource {
       const id = next.belief.beliefId;
       const old = this.beliefs.get(id);
       if (old) this.unlink(old);
+      next.ord = old ? old.ord : this.byOrd.length;
+      this.byOrd[next.ord] = next;
       this.beliefs.set(id, next);
+      this.columns.set(next, this.persona.has(id), this.successors.has(id));
+      this.verdicts.forget([next.ord]);
       this.byPosition.place(next, old, rows.length);
       this.byAuthority.place(next, old, rows.length);
       this.postings.add(next);
@@ -98,6 +110,11 @@ export class PrincipalIndex implements CandidateSource {
         let set = this.successors.get(oldId);
         if (!set) this.successors.set(oldId, (set = new Set()));
         set.add(id);
+        const replaced = this.beliefs.get(oldId);
+        if (replaced) {
+          this.columns.mayBeSuperseded[replaced.ord] = 1;
+          this.verdicts.forget([replaced.ord]);
+        }
       }
       this.beliefBytes += indexedBytes(next);
     }
@@ -105,6 +122,12 @@ export class PrincipalIndex implements CandidateSource {
 
   setSideTables(side: SideTables): void {
     this.persona = side.persona;
+    this.verdicts.clear();
+    this.columns.personaHeld.fill(0);
+    for (const id of side.persona) {
+      const held = this.beliefs.get(id);
+      if (held) this.columns.personaHeld[held.ord] = 1;
+    }
     this.aliases = side.aliases;
     const bySubject = new Map<string, string[]>();
     for (const [key, subject] of side.aliases) bySubject.set(subject, [...(bySubject.get(subject) ?? []), key]);
@@ -130,10 +153,20 @@ export class PrincipalIndex implements CandidateSource {
     }
   }
 
-  private eligible(f: EligibilityFilter): (b: IndexedBelief) => boolean {
+  /**
+   * The hard filter over the columns, by ordinal. Use it before the next
+   * await: a delta applied meanwhile may intern new values or grow the columns.
+   */
+  private eligibleOrd(f: EligibilityFilter): (ord: number) => boolean {
     this.own(f.principal);
-    const successors = (id: string) => (this.successors.has(id) ? this.successorsOf(id) : undefined);
-    return eligibilityTest(f, this.persona, successors);
+    const idOf = (ord: number) => this.byOrd[ord]!.belief.beliefId;
+    return eligibilityTest(f, this.columns, (ord) => this.successorsOf(idOf(ord)), idOf, this.verdicts.forFilter(f, this.byOrd.length));
+  }
+
+  /** The same, for an arm holding the belief. */
+  private eligible(f: EligibilityFilter): (b: IndexedBelief) => boolean {
+    const test = this.eligibleOrd(f);
+    return (ib) => test(ib.ord);
   }
 
   async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
@@ -176,10 +209,15 @@ export class PrincipalIndex implements CandidateSource {
       // A type anchor matches thousands (a snapshot's durable types), all with the same score: only
       // the first `cap` of them in authority order can make the cut, so they are read in that order.
       for (const s of subjects) for (const ib of this.bySubject.get(s) ?? []) add(ib);
+      // Walked by ordinal over the columns: most beliefs are of other types, and are passed over unread.
+      const c = this.columns;
+      const typeIds = new Set([...types].map((t) => c.types.find(t)));
+      const subjectIds = new Set([...subjects].map((s) => c.subjects.find(s)));
+      const order = this.byAuthority.ordinals();
       let typed = 0;
-      for (const ib of this.byAuthority.ordered) {
-        if (typed >= cap) break;
-        if (types.has(ib.belief.beliefType) && !subjects.has(ib.subjectKey) && add(ib)) typed += 1;
+      for (let i = 0; i < order.length && typed < cap; i++) {
+        const o = order[i]!;
+        if (typeIds.has(c.beliefType[o]!) && !subjectIds.has(c.subject[o]!) && add(this.byOrd[o]!)) typed += 1;
       }
     } else {
       for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) add(ib);
@@ -196,10 +234,13 @@ export class PrincipalIndex implements CandidateSource {
   }
 
   async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number): Promise<ArmCandidate[]> {
-    const eligible = this.eligible(f);
+    this.own(f.principal);
     if (q.terms.length === 0) return [];
     const lexemes = await this.lookups.lexemes(q.terms);
-    return lexicalScores(this.postings, lexemes, eligible, q, cap);
+    // Built after the await, and used before the next one.
+    const eligible = this.eligibleOrd(f);
+    this.scratch.ensure(this.byOrd.length);
+    return lexicalScores(this.postings, lexemes, eligible, (ord) => this.byOrd[ord]!, this.columns.idPrefix, this.scratch, q, cap);
   }
 
   async resolveNamedSubjects(

@@ -98,6 +98,8 @@ export interface RecallRun {
 export interface RecallOutcome {
   result: RecallResult;
   trace: RecallTrace;
+  /** A cache hit: the cached result that `result` copies, all but its traceId and fromCache. */
+  cachedResult?: RecallResult;
 }
 
 /** Runs a recall: yields each arm's outcome as it finishes, returns the ranked result (already traced). */
@@ -219,7 +221,19 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
     // A historical query bands a belief with the lifecycle it had at as_of.
     const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy, verdicts[i]!);
-    return { belief: b, beliefId: b.beliefId, beliefType: b.beliefType, score: b.score, conflictsWith, renderLine: line, line: renderLine(line) };
+    // The text is made only for the items assembly weighs (a snapshot weighs about 40 of 240).
+    let text: string | undefined;
+    return {
+      belief: b,
+      beliefId: b.beliefId,
+      beliefType: b.beliefType,
+      score: b.score,
+      conflictsWith,
+      renderLine: line,
+      get line() {
+        return (text ??= renderLine(line));
+      },
+    };
   });
 
   // 8. Assemble to budget and render.
@@ -339,7 +353,7 @@ async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnaps
   };
   await deps.traces.record(run.principal, trace, run.deadlineAt);
   deps.sessionSnapshots?.recorded(run.principal, trace);
-  return { result, trace };
+  return { result, trace, cachedResult: cached.result };
 }
 
 /** What the session's latest snapshot returned: known in process, or read from its stored trace. */

@@ -3,7 +3,7 @@ import { byScoreThenId } from "./assemble.js";
 import type { ProfileWeights, RetrievalPolicy } from "./policy.js";
 import { lexicalTerms } from "./query-former.js";
 import type { Collapsible } from "./collapse.js";
-import { StringPairMemo } from "./string-memo.js";
+import { lowerCased, StringPairMemo } from "./string-memo.js";
 
 /**
  * Step 5: the hand-weighted, versioned ranking function.
@@ -127,22 +127,23 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
 export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonly T[], policy: RetrievalPolicy): Map<string, string> {
   const { threshold } = policy.nearDuplicate;
   const sets = ranked.map((item) => contentWords(item.statement, item.subject));
-  const rarity = rarestFirstOrder(sets);
+  const frequency = wordFrequencies(sets);
+  // Rarest first, then by the word: one total order, so prefixes are comparable.
+  const rarestFirst = (a: string, b: string) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1);
 
-  // subject → word (by its place in the rarest-first order) → positions (in rank order) of the items whose prefix holds the word.
-  const index = new Map<string, Map<number, number[]>>();
+  // subject → word → positions (in rank order) of the items whose prefix holds the word.
+  const index = new Map<string, Map<string, number[]>>();
   const result = new Map<string, string>();
   // judged[j] === i: position j was already compared with item i.
   const judged = new Int32Array(ranked.length).fill(-1);
   ranked.forEach((item, i) => {
     const words = sets[i]!;
     if (words.size === 0) return;
-    const subject = item.subject.toLowerCase();
+    const subject = lowerCased(item.subject);
     let bySubject = index.get(subject);
     if (!bySubject) index.set(subject, (bySubject = new Map()));
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
-    const ordered = Array.from(words, (w) => rarity.get(w)!).sort((x, y) => x - y);
-    const prefix = ordered.slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
+    const prefix = [...words].sort(rarestFirst).slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
     // The highest-ranked (smallest) position that shares a prefix word and is a near-duplicate. Each
     // word's positions ascend, so a list is read only up to the best found; each position is judged once.
     let best = i;
@@ -164,12 +165,11 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
   return result;
 }
 
-/** Each word's place in one total order of the words of `sets`: rarest (in fewest sets) first, then by the word. */
-function rarestFirstOrder(sets: readonly ReadonlySet<string>[]): Map<string, number> {
+/** In how many of `sets` each word is. */
+function wordFrequencies(sets: readonly ReadonlySet<string>[]): Map<string, number> {
   const frequency = new Map<string, number>();
   for (const words of sets) for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  const order = [...frequency.keys()].sort((a, b) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1));
-  return new Map(order.map((w, place) => [w, place]));
+  return frequency;
 }
 
 /**

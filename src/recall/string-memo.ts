@@ -27,3 +27,28 @@ export class StringPairMemo<V> {
     bySecond.set(second, value);
   }
 }
+
+/** The one-string form of StringPairMemo: the same reasons, the same bound. */
+export class StringMemo<V> {
+  private readonly answers = new Map<string, V>();
+
+  constructor(private readonly max: number) {}
+
+  /** The memoized `compute(key)`. */
+  of(key: string, compute: (key: string) => V): V {
+    let value = this.answers.get(key);
+    if (value === undefined) {
+      if (this.answers.size >= this.max) this.answers.clear();
+      value = compute(key);
+      this.answers.set(key, value);
+    }
+    return value;
+  }
+}
+
+/** `text.toLowerCase()`, memoized: subjects are lower-cased for every candidate of every recall. */
+export function lowerCased(text: string): string {
+  return LOWER_CASED.of(text, (t) => t.toLowerCase());
+}
+
+const LOWER_CASED = new StringMemo<string>(16_384);

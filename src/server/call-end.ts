@@ -27,15 +27,18 @@ export async function whenCallEnds<R extends UnaryResponse | StreamResponse>(
   return {
     ...res,
     message: (async function* () {
-      let outcome: unknown = new ConnectError("stream closed early", Code.Canceled);
+      // The CANCELLED error is made only when the stream does close early: an error captures a stack.
+      let closedEarly = true;
+      let failure: unknown;
       try {
         yield* messages;
-        outcome = undefined;
+        closedEarly = false;
       } catch (error) {
-        outcome = error;
+        closedEarly = false;
+        failure = error;
         throw mapError(error);
       } finally {
-        ended(outcome);
+        ended(closedEarly ? new ConnectError("stream closed early", Code.Canceled) : failure);
       }
     })(),
   };

@@ -125,7 +125,7 @@ export function recalledBeliefToProto(b: domain.RecalledBelief): RecalledBelief 
 
 export function recallResultToProto(r: domain.RecallResult): RecallResult {
   return create(RecallResultSchema, {
-    items: itemsToProto(r.items),
+    items: r.items.map(recalledBeliefToProto),
     rendered: r.rendered,
     tokens: r.tokens,
     truncated: r.truncated,
@@ -142,19 +142,6 @@ export function recallResultToProto(r: domain.RecallResult): RecallResult {
     asOf: toTimestamp(r.asOf ?? null),
     knownAt: toTimestamp(r.knownAt ?? null),
   });
-}
-
-/**
- * A cached snapshot's hits share its items (pipeline.ts fromCache copies the
- * result, not its lists), so their messages are converted once per render,
- * not once per hit. Messages are only read by the serializer, never changed.
- */
-const ITEMS_PB = new WeakMap<readonly domain.RecalledBelief[], ReturnType<typeof recalledBeliefToProto>[]>();
-
-function itemsToProto(items: readonly domain.RecalledBelief[]): ReturnType<typeof recalledBeliefToProto>[] {
-  let converted = ITEMS_PB.get(items);
-  if (!converted) ITEMS_PB.set(items, (converted = items.map(recalledBeliefToProto)));
-  return converted;
 }
 
 const ESCALATION_REASON_PB: Record<domain.EscalationReason, EscalationReason> = {

@@ -4,7 +4,6 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { InvalidArgumentError, NotFoundError } from "../domain/errors.js";
 import type { RecallContext, RecallQuery, RecallTrace, ScopeSource } from "../domain/model.js";
 import {
-  ArmResultSchema,
   GetTraceResponseSchema,
   MemoryService,
   RecallEpisodesResponseSchema,
@@ -12,7 +11,7 @@ import {
   ScopeSource as ScopeSourcePb,
   SearchResponseSchema,
 } from "../gen/memory/v1/memory_service_pb.js";
-import { EpisodeSchema } from "../gen/memory/v1/types_pb.js";
+import { EpisodeSchema, type RecallResult } from "../gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../recall/arms/arm.js";
 import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets } from "../recall/episodes.js";
 import { isSnapshotOf, recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
@@ -28,8 +27,11 @@ import {
   SENSITIVITY_LEVEL,
   toTimestamp,
 } from "./convert.js";
+import { armResultToProto } from "./arm-result.js";
+import { cachedHitToProto } from "./cached-result.js";
 import { decodePageToken, encodePageToken, episodeQueryKey } from "./page-token.js";
 import { assertSameIdentity, principalOf } from "./identity.js";
+import { repliesInBinary } from "./reply-format.js";
 import { noteTraceId } from "./request-log.js";
 import * as validate from "./validate.js";
 
@@ -95,14 +97,16 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
         deadlineAt: deadlineAt(ctx),
         signal: ctx.signal,
       };
+      // Pre-encoded fields (pre-encoded.ts) only reach a binary client.
+      const preEncoded = repliesInBinary(ctx);
       const pipeline = recall(deps, run);
       let step = await pipeline.next();
       while (!step.done) {
-        yield create(RecallEventSchema, { event: { case: "arm", value: armToProto(step.value) } });
+        yield create(RecallEventSchema, { event: { case: "arm", value: armResultToProto(step.value, preEncoded) } });
         step = await pipeline.next();
       }
       noteTraceId(ctx, step.value.result.traceId);
-      yield create(RecallEventSchema, { event: { case: "result", value: recallResultToProto(step.value.result) } });
+      yield create(RecallEventSchema, { event: { case: "result", value: resultToProto(step.value, preEncoded) } });
     },
 
     async search(req, ctx) {
@@ -250,13 +254,9 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
   };
 }
 
-function armToProto(o: ArmOutcome) {
-  return create(ArmResultSchema, {
-    arm: o.arm,
-    candidates: o.candidates.map((c, i) => ({ beliefId: c.belief.beliefId, rank: i + 1 })),
-    latencyMs: o.latencyMs,
-    degraded: o.degraded,
-  });
+/** A cache hit's reply reuses its cached result's encoding; any other result is converted whole. */
+function resultToProto(outcome: RecallOutcome, preEncoded: boolean): RecallResult {
+  return preEncoded && outcome.cachedResult ? cachedHitToProto(outcome.cachedResult, outcome.result) : recallResultToProto(outcome.result);
 }
 
 async function drain(pipeline: AsyncGenerator<ArmOutcome, RecallOutcome>): Promise<RecallOutcome> {

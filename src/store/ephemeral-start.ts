@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { PGliteOptions } from "@electric-sql/pglite";
+import type { PgliteWorkerData } from "./pglite-worker.js";
 
 /**
  * The start of the ephemeral store, whose PGlite runs in a worker thread
@@ -94,9 +95,10 @@ export function receivedError(sent: SentError): Error {
   return error;
 }
 
-/** A new worker, not keeping the process alive by itself (the client refs it while it waits for an answer). */
-export function startPgliteWorker(vector: boolean): StartedWorker {
-  const worker = new Worker(PGLITE_WORKER_PATH, { workerData: { vector } });
+/** A new worker (of a data directory, or else of the ephemeral store), not keeping the process alive by itself (the client refs it while it waits for an answer). */
+export function startPgliteWorker(vector: boolean, dataDir?: string): StartedWorker {
+  const workerData: PgliteWorkerData = dataDir === undefined ? { vector } : { vector, dataDir };
+  const worker = new Worker(PGLITE_WORKER_PATH, { workerData });
   worker.unref();
   const ready = new Promise<WorkerReady>((resolve, reject) => {
     const settle = (fn: () => void) => {

@@ -1,10 +1,11 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { MemoryStore } from "./memory-store.js";
 import { loadMigrations, migrate, migrationKey } from "./migrate.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import { EPHEMERAL_DATA_DIR, takePgliteWorker } from "./ephemeral-start.js";
+import { EPHEMERAL_DATA_DIR, PGLITE_WORKER_PATH, startPgliteWorker, takePgliteWorker } from "./ephemeral-start.js";
 import { pgliteWorkerClient } from "./pglite-worker-client.js";
 import { enableSemantic } from "./semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
@@ -15,7 +16,7 @@ import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
  * `semantic`, also the semantic arm's optional schema (refused, with a
  * ConfigError naming the fix, where pgvector is not available). Each kind's
  * driver is imported when that kind is opened: a start loads only its own
- * (the ephemeral store's PGlite loads in its worker thread).
+ * (an embedded store's PGlite loads in its worker thread).
  */
 export async function openStore(
   config: Config["store"],
@@ -35,7 +36,6 @@ export async function openStore(
     templateMigrations = ephemeral.migrations;
     if (!fromTemplate) logger.warn("no PGlite template (run npm run build): the ephemeral store is created and migrated at start");
   } else {
-    const { createPgliteClient, openPglite } = await import("./pglite-client.js");
     const dataDir = config.dataDir;
     await mkdir(dataDir, { recursive: true }).catch((error: unknown) => {
       throw pgliteOpenError(error, dataDir);
@@ -43,7 +43,7 @@ export async function openStore(
     // One process per directory: a second one would silently overwrite the first one's writes.
     const release = await lockDataDir(dataDir);
     try {
-      const pglite = createPgliteClient(await openPglite(dataDir, { vector: options.semantic ?? false }));
+      const pglite = await openDataDir(dataDir, options.semantic ?? false);
       client = { ...pglite, close: () => pglite.close().finally(release) };
     } catch (error) {
       await release();
@@ -62,6 +62,13 @@ export async function openStore(
     throw config.kind === "postgres" ? postgresOpenError(error, config.url) : error;
   }
   return new MemoryStore(options.instrument ? options.instrument(client) : client);
+}
+
+/** A data directory's PGlite in its worker thread; in process where the worker was never built. */
+async function openDataDir(dataDir: string, vector: boolean): Promise<SqlClient> {
+  if (existsSync(PGLITE_WORKER_PATH)) return (await pgliteWorkerClient(startPgliteWorker(vector, dataDir))).client;
+  const { createPgliteClient, openPglite } = await import("./pglite-client.js");
+  return createPgliteClient(await openPglite(dataDir, { vector }));
 }
 
 /** The ephemeral store in its worker thread (prestarted, or started now); in process where the worker was never built. */

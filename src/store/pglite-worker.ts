@@ -13,14 +13,18 @@ import { readEphemeralFiles, sendableError } from "./ephemeral-start.js";
  * the process's, and this process runs no other WebAssembly.
  */
 setFlagsFromString("--wasm-tiering-budget=180000000");
-// Under way while PGlite's JavaScript is imported.
-const files = readEphemeralFiles();
+const { vector, dataDir } = workerData as PgliteWorkerData;
+// The ephemeral store's template, under way while PGlite's JavaScript is imported.
+const files = dataDir === undefined ? readEphemeralFiles() : null;
 const { openEphemeralPglite } = await import("./pglite-template.js");
+const { openPglite } = await import("./pglite-client.js");
 
 /**
- * The ephemeral store's PGlite, in a worker thread of its own: it starts
- * while the main thread loads the sidecar, and its statements then run beside
- * the main thread's work instead of inside it. The main thread talks to it
+ * The embedded store's PGlite (the ephemeral one, or a data directory's), in
+ * a worker thread of its own: the ephemeral one starts while the main thread
+ * loads the sidecar, and either one's statements then run beside the main
+ * thread's work instead of inside it (a recall's trace insert costs PGlite
+ * 2-6 ms of CPU, which in process held the next recall behind it). The main thread talks to it
  * through store/pglite-worker-client.ts, one message a request:
  *   { id, op: "query", text, params, tx? } → rows      { id, op: "exec", script, tx? }
  *   { id, op: "begin" } → tx id                          { id, op: "end", tx, commit }
@@ -29,6 +33,12 @@ const { openEphemeralPglite } = await import("./pglite-template.js");
  * answered by { type: "reply", id, value } or { type: "reply", id, error }; a
  * notification is { type: "notify", sub, payload }.
  */
+
+/** What the worker opens: a data directory, or (without one) the ephemeral store. */
+export interface PgliteWorkerData {
+  vector: boolean;
+  dataDir?: string;
+}
 
 export type WorkerRequest = { id: number } & (
   | { op: "query"; text: string; params: readonly unknown[]; tx?: number }
@@ -119,7 +129,10 @@ async function serve(db: PGlite): Promise<void> {
 }
 
 try {
-  const { db, fromTemplate, migrations } = await openEphemeralPglite({ vector: (workerData as { vector: boolean }).vector, files });
+  const { db, fromTemplate, migrations } =
+    dataDir === undefined
+      ? await openEphemeralPglite({ vector, files: files! })
+      : { db: await openPglite(dataDir, { vector }), fromTemplate: false, migrations: null };
   await serve(db);
   port.postMessage({ type: "ready", fromTemplate, migrations });
 } catch (error) {

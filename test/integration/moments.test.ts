@@ -36,6 +36,10 @@ describe.each(SIDECAR_KINDS)("retrieval moments over gRPC (%s)", (kind) => {
     expect(second.from_cache).toBe(true);
     expect(second.rendered).toBe(first.rendered);
     expect(second.snapshot_watermark).toBe(first.snapshot_watermark);
+    // The hit's reply carries its cached result's encoding (server/cached-result.ts): decoded by an
+    // independent client, it is the first result but for its own trace id.
+    expect(second.trace_id).not.toBe(first.trace_id);
+    expect({ ...second, trace_id: first.trace_id, from_cache: false }).toEqual(first);
     const { trace } = await unary(c.memory, "GetTrace", { trace_id: second.trace_id }, me);
     expect(trace.rendered_sha256).toBeDefined();
 
@@ -50,6 +54,49 @@ describe.each(SIDECAR_KINDS)("retrieval moments over gRPC (%s)", (kind) => {
     expect(metrics).toMatch(/^recall_snapshot_cache_hits_total [1-9]/m);
     expect(metrics).toMatch(/^recall_snapshot_cache_misses_total [1-9]/m);
   });
+
+  it("answers a JSON client (Connect) with whole messages: a cached snapshot's items, an arm's candidates", async () => {
+    const me = newIdentity();
+    await unary(c.write, "PutBeliefs", { beliefs: durable(3) }, me);
+    const request = { moment: "MOMENT_SNAPSHOT", query: { current_scope: "veetbot" } };
+    const first = await snapshot(me, request);
+    const hit = (await connectJsonStream("Recall", { ...request, session_id: randomUUID() }, me)).at(-1)!.result as Json;
+    expect(hit.fromCache).toBe(true);
+    expect(hit.items.map((i: Json) => i.beliefId)).toEqual(first.items.map((i: Json) => i.belief_id));
+    expect(hit.items.map((i: Json) => i.statement)).toEqual(first.items.map((i: Json) => i.statement));
+
+    const turn = { moment: "MOMENT_IN_TURN", query: { current_scope: "veetbot", text: "what does Andy prefer" } };
+    const arms = (events: Json[], id: string, rank: string) =>
+      events.filter((e) => e.arm).map((e) => ({ arm: e.arm.arm, candidates: (e.arm.candidates ?? []).map((x: Json) => [x[id], x[rank]]) }));
+    const inJson = arms(await connectJsonStream("Recall", turn, me), "beliefId", "rank");
+    const inBinary = arms(await serverStream(c.memory, "Recall", turn, me), "belief_id", "rank");
+    expect(inJson.flatMap((a) => a.candidates).length).toBeGreaterThan(0);
+    expect(inBinary).toEqual(inJson);
+  });
+
+  /** A server-streaming call in the Connect protocol's JSON form over HTTP/1.1: its messages, enveloped. */
+  const connectJsonStream = async (method: string, request: Json, me: Json): Promise<Json[]> => {
+    const body = Buffer.from(JSON.stringify(request));
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(body.length, 1);
+    const res = await fetch(`http://${sidecar.address}/memory.v1.MemoryService/${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/connect+json", "x-tenant-id": me.tenant, "x-principal-id": me.principal },
+      body: Buffer.concat([prefix, body]),
+    });
+    expect(res.headers.get("content-type")).toBe("application/connect+json");
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const messages: Json[] = [];
+    for (let at = 0; at < bytes.length; ) {
+      const [flags, length] = [bytes[at]!, bytes.readUInt32BE(at + 1)];
+      const message = JSON.parse(bytes.subarray(at + 5, at + 5 + length).toString("utf8")) as Json;
+      // Flag 2 is the end of the stream: an error, if any, and the trailers.
+      if (flags & 2) expect(message.error).toBeUndefined();
+      else messages.push(message);
+      at += 5 + length;
+    }
+    return messages;
+  };
 
   it("sizes the snapshot by session type and by the declared context window", async () => {
     const me = newIdentity();

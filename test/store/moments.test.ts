@@ -179,6 +179,10 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
       expect(second.result.fromCache).toBe(true);
       expect(second.result.rendered).toBe(first.result.rendered);
       expect(second.result.traceId).not.toBe(first.result.traceId);
+      // The hit names the result it copies, and differs from it in trace id and from_cache only:
+      // its reply reuses that result's encoding (server/cached-result.ts).
+      expect(second.cachedResult).toBe(first.result);
+      expect({ ...second.result, traceId: first.result.traceId, fromCache: false }).toEqual(first.result);
       // The hit's own trace is written after the answer, for its own session.
       await writer.flush();
       expect((await store().getTrace(p, second.result.traceId))!.sessionId).toBe("s2");

@@ -1,4 +1,9 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/logger.js";
+import { openStore } from "../../src/store/open-store.js";
 import { isUnavailable } from "../../src/server/errors.js";
 import { takePgliteWorker } from "../../src/store/ephemeral-start.js";
 import { pgliteWorkerClient } from "../../src/store/pglite-worker-client.js";
@@ -70,5 +75,33 @@ describe("PGlite in a worker thread", () => {
     await client.close();
     const error = await client.query("SELECT 1").catch((e: unknown) => e);
     expect(isUnavailable(error)).toBe(true);
+  });
+});
+
+/** A data directory's store (RECALL_DATA_DIR) runs in the same worker, so its statements leave the main thread free. */
+describe("a data directory's PGlite in a worker thread", () => {
+  it("opens the directory through openStore, keeps what it wrote across a reopen, and leaves the event loop free while a statement runs", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "recall-worker-dir-"));
+    const logger = createLogger("silent");
+    try {
+      const first = await openStore({ kind: "pglite", dataDir: dir }, logger);
+      await first.db.exec("CREATE TABLE kept (id int PRIMARY KEY)");
+      await first.db.query("INSERT INTO kept VALUES (7)");
+      // In process, PGlite runs a statement synchronously: no timer fires until it is done.
+      let ticks = 0;
+      const timer = setInterval(() => (ticks += 1), 5);
+      await first.db.query("SELECT count(*) FROM generate_series(1, 4000000) g WHERE g % 7 = 3");
+      clearInterval(timer);
+      expect(ticks).toBeGreaterThan(3);
+      await first.db.close();
+      const second = await openStore({ kind: "pglite", dataDir: dir }, logger);
+      try {
+        expect(await second.db.query("SELECT id FROM kept")).toEqual([{ id: 7 }]);
+      } finally {
+        await second.db.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

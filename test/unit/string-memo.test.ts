@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StringPairMemo } from "../../src/recall/string-memo.js";
+import { lowerCased, StringMemo, StringPairMemo } from "../../src/recall/string-memo.js";
 
 describe("StringPairMemo", () => {
   it("keeps an answer per pair of strings, each pair apart", () => {
@@ -18,5 +18,29 @@ describe("StringPairMemo", () => {
     expect([memo.get("a", "x"), memo.get("b", "x")]).toEqual([2, 3]);
     memo.set("c", "x", 4);
     expect([memo.get("a", "x"), memo.get("b", "x"), memo.get("c", "x")]).toEqual([undefined, undefined, 4]);
+  });
+});
+
+describe("StringMemo", () => {
+  it("computes each key's answer once, and at most max answers before it starts over", () => {
+    const memo = new StringMemo<string>(2);
+    let computed = 0;
+    const upper = (s: string) => {
+      computed += 1;
+      return s.toUpperCase();
+    };
+    expect([memo.of("a", upper), memo.of("a", upper), memo.of("b", upper)]).toEqual(["A", "A", "B"]);
+    expect(computed).toBe(2);
+    expect(memo.of("c", upper)).toBe("C");
+    expect(memo.of("a", upper)).toBe("A");
+    expect(computed).toBe(4);
+  });
+});
+
+describe("lowerCased", () => {
+  it("is toLowerCase, answered from memory the second time", () => {
+    expect(lowerCased("Priya Sharma")).toBe("priya sharma");
+    expect(lowerCased("Priya Sharma")).toBe("priya sharma");
+    expect(lowerCased("ÉMILE")).toBe("émile");
   });
 });

@@ -8,6 +8,8 @@ import type {
   RecalledBelief,
   SensitivityLevel,
 } from "../domain/model.js";
+import { missEvidence, type MissEvidence } from "../trace/feedback.js";
+import { recalledEvent } from "../trace/recalled-event.js";
 import type { Row } from "./sql-client.js";
 
 /** Every column a trace write fills, with its SQL type: the one list the batch insert is built from. */
@@ -48,15 +50,25 @@ const WRITTEN_COLUMNS = [
   ["reuses_trace_id", "uuid"],
 ] as const;
 
-type WrittenColumn = (typeof WRITTEN_COLUMNS)[number][0];
+/** The batch insert's input: every written column, the outbox payload, and what the recall-miss count reads. */
+const INPUT_FIELDS = [
+  ...WRITTEN_COLUMNS,
+  ["event", "jsonb"],
+  ["seq", "integer"],
+  ["named", "text[]"],
+  ["held", "text[]"],
+] as const;
+
+type InputField = (typeof INPUT_FIELDS)[number][0];
 
 /**
- * One trace as a row of the batch insert, keyed by column. A trace that
+ * One trace as a row of the batch insert, keyed by field. A trace that
  * reuses another render (a cached snapshot) carries a reference instead of
  * that render's ranked list and dropped ids; `event` is its memory.recalled
- * outbox payload.
+ * outbox payload; `seq` its place in the batch, the order its recall misses
+ * count in.
  */
-export function traceRecord(p: Principal, t: RecallTrace, event: unknown): Record<WrittenColumn | "event", unknown> {
+function traceRecord(p: Principal, t: RecallTrace, seq: number): Record<InputField, unknown> & MissEvidence {
   const reuses = t.reusesTraceId ?? null;
   return {
     tenant_id: p.tenantId,
@@ -93,7 +105,9 @@ export function traceRecord(p: Principal, t: RecallTrace, event: unknown): Recor
     returned_episodes: t.returnedEpisodes ?? [],
     episode_advice: t.episodeAdvice ?? null,
     reuses_trace_id: reuses,
-    event,
+    event: recalledEvent(p, t),
+    seq,
+    ...missEvidence(t),
   };
 }
 
@@ -117,12 +131,22 @@ export interface StoredSnapshot {
 }
 
 /**
- * The batch write: $1 is a JSON array of `traceRecord`s. One statement
- * inserts every trace not already there and the memory.recalled outbox row of
- * each one it inserted, and returns their ids. Repeating it is a no-op.
+ * The batch write of one tenant's traces, one statement: $1 is a JSON array
+ * of `traceRecord`s, $2 their tenant. It inserts every trace not already
+ * there, the memory.recalled outbox row of each one it inserted and, when
+ * some trace can count them, the recall misses of those (trace/feedback.ts);
+ * it returns their ids. Repeating it is a no-op: a retry counts no miss twice.
+ * A batch that counts no misses leaves that part out, which spares the
+ * planner about half a millisecond (more on PGlite, which plans every call).
  */
-export const INSERT_TRACES = `WITH input AS (
-    SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(${WRITTEN_COLUMNS.map(([n, type]) => `${n} ${type}`).join(", ")}, event jsonb)
+export function insertTraces(tenantId: string, items: readonly { principal: Principal; trace: RecallTrace }[]): { text: string; params: unknown[] } {
+  const records = items.map(({ principal, trace }, seq) => traceRecord(principal, trace, seq));
+  const text = records.some((r) => r.named.length > 0) ? INSERT_TRACES_COUNTING_MISSES : INSERT_TRACES;
+  return { text, params: [JSON.stringify(records), tenantId] };
+}
+
+const insertTracesText = (countMisses: boolean) => `WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(${INPUT_FIELDS.map(([n, type]) => `${n} ${type}`).join(", ")})
   ),
   written AS (
     INSERT INTO recall_traces (${COLUMN_LIST})
@@ -130,18 +154,84 @@ export const INSERT_TRACES = `WITH input AS (
     ON CONFLICT (tenant_id, principal_id, trace_id) DO NOTHING
     RETURNING tenant_id, principal_id, trace_id
   ),
+  -- What the rest reads of the traces inserted (not i.*: that would copy every ranked list again).
+  inserted AS (
+    SELECT i.principal_id, i.trace_id, i.session_id, i.moment, i.created_at, i.event, i.seq, i.named, i.held
+    FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
+  ),
   events AS (
     INSERT INTO recalled_events (tenant_id, principal_id, trace_id, session_id, payload, created_at)
-    SELECT $2::text, i.principal_id, i.trace_id, i.session_id, i.event, i.created_at
-    FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
+    SELECT $2::text, i.principal_id, i.trace_id, i.session_id, i.event, i.created_at FROM inserted i
     RETURNING 1
   ),
   notified AS (
     SELECT count(pg_notify('${SESSION_SNAPSHOT_CHANNEL}', json_build_array($2::text, i.principal_id, i.session_id, i.trace_id::text)::text)) AS n
-    FROM input i JOIN written w ON w.tenant_id = i.tenant_id AND w.principal_id = i.principal_id AND w.trace_id = i.trace_id
-    WHERE i.moment = 'snapshot' AND i.session_id <> ''
-  )
+    FROM inserted i WHERE i.moment = 'snapshot' AND i.session_id <> ''
+  )${countMisses ? COUNT_MISSES : ""}
   SELECT trace_id::text AS trace_id FROM written, notified`;
+
+/**
+ * The recall misses of the traces inserted. A named subject is keyed by its
+ * canonical subject (lower-cased, after aliases); a trace answers it when it
+ * holds a belief about it under any of its names, which clears its hint;
+ * otherwise the trace counts one miss of it, under the name it first gave it
+ * (spelled as it last gave it). The traces apply in batch order, as if
+ * written one by one, folded into one change per hint: a statement may not
+ * change a row twice.
+ */
+const COUNT_MISSES = `,
+  -- Each distinct subject a trace named (lower-cased), spelled as it was last named, at its first naming.
+  asked AS (
+    SELECT i.seq, lower(n.name) AS asked, (array_agg(n.name ORDER BY n.pos DESC))[1] AS spelled, min(n.pos) AS pos
+    FROM inserted i CROSS JOIN LATERAL unnest(i.named) WITH ORDINALITY AS n(name, pos)
+    GROUP BY i.seq, lower(n.name)
+  ),
+  -- Per trace and canonical subject: answered, or missed under the name first given.
+  outcomes AS (
+    SELECT i.seq, i.principal_id, i.trace_id, i.created_at, c.canonical AS subject_key,
+      (array_agg(a.spelled ORDER BY a.pos))[1] AS subject,
+      c.canonical = ANY(i.held) OR EXISTS (SELECT 1 FROM subject_aliases x
+        WHERE x.tenant_id = $2 AND x.principal_id = i.principal_id AND lower(x.subject) = c.canonical AND x.alias_key = ANY(i.held)) AS answered
+    FROM asked a JOIN inserted i ON i.seq = a.seq
+      CROSS JOIN LATERAL (SELECT COALESCE((SELECT lower(x.subject) FROM subject_aliases x
+        WHERE x.tenant_id = $2 AND x.principal_id = i.principal_id AND x.alias_key = a.asked), a.asked) AS canonical) c
+    GROUP BY i.seq, i.principal_id, i.trace_id, i.created_at, i.held, c.canonical
+  ),
+  -- Per hint: whether a trace of the batch answered it, and the misses after the last that did.
+  hint_changes AS (
+    SELECT principal_id, subject_key, hit >= 0 AS cleared, count(*) FILTER (WHERE seq > hit)::int AS misses,
+      (array_agg(created_at ORDER BY seq) FILTER (WHERE seq > hit))[1] AS first_missed_at,
+      max(created_at) FILTER (WHERE seq > hit) AS last_missed_at,
+      (array_agg(subject ORDER BY seq DESC) FILTER (WHERE seq > hit))[1] AS subject,
+      (array_agg(trace_id ORDER BY seq DESC) FILTER (WHERE seq > hit))[1] AS last_trace_id
+    FROM (SELECT o.*, COALESCE(max(o.seq) FILTER (WHERE o.answered) OVER (PARTITION BY o.principal_id, o.subject_key), -1) AS hit
+      FROM outcomes o) o
+    GROUP BY principal_id, subject_key, hit
+  ),
+  cleared AS (
+    DELETE FROM rederivation_hints h USING hint_changes c
+    WHERE h.tenant_id = $2 AND h.principal_id = c.principal_id AND h.subject_key = c.subject_key AND c.misses = 0
+    RETURNING 1
+  ),
+  counted AS (
+    INSERT INTO rederivation_hints AS h (tenant_id, principal_id, subject_key, subject, misses, first_missed_at, last_missed_at, last_trace_id)
+    SELECT $2::text, c.principal_id, c.subject_key, c.subject, c.misses, c.first_missed_at, c.last_missed_at, c.last_trace_id
+    FROM hint_changes c WHERE c.misses > 0
+    -- In key order, so concurrent writers lock the hints they share in the same order.
+    ORDER BY c.principal_id, c.subject_key
+    ON CONFLICT (tenant_id, principal_id, subject_key) DO UPDATE SET
+      subject = EXCLUDED.subject, last_trace_id = EXCLUDED.last_trace_id,
+      -- A hint answered earlier in the batch starts again from the misses after that.
+      (misses, first_missed_at, last_missed_at) = (
+        SELECT CASE WHEN c.cleared THEN 0 ELSE h.misses END + EXCLUDED.misses,
+          CASE WHEN c.cleared THEN EXCLUDED.first_missed_at ELSE h.first_missed_at END,
+          CASE WHEN c.cleared THEN EXCLUDED.last_missed_at ELSE GREATEST(h.last_missed_at, EXCLUDED.last_missed_at) END
+        FROM hint_changes c WHERE c.principal_id = h.principal_id AND c.subject_key = h.subject_key)
+    RETURNING 1
+  )`;
+
+const INSERT_TRACES = insertTracesText(false);
+const INSERT_TRACES_COUNTING_MISSES = insertTracesText(true);
 
 /**
  * Columns of a trace read (`t` is recall_traces, `o` the render it reuses,

@@ -1,11 +1,11 @@
 import type { ConfidenceBand, Moment, Principal, RecallTrace, SensitivityLevel } from "../domain/model.js";
-import { FEEDBACK, recallMisses, type AskedSubject } from "../trace/feedback.js";
-import { recalledEvent, type RecalledEvent } from "../trace/recalled-event.js";
+import { FEEDBACK } from "../trace/feedback.js";
+import type { RecalledEvent } from "../trace/recalled-event.js";
 import type { ShownBelief, TurnTrace } from "../trace/user-view.js";
 import { ROWS_CHANNEL } from "./belief-writes.js";
 import { fleetScan } from "./fleet-scan.js";
 import type { Row, SqlClient } from "./sql-client.js";
-import { INSERT_TRACES, SESSION_SNAPSHOT_CHANNEL, TRACE_COLUMNS, TRACE_FROM, traceFromRow, traceRecord, type StoredSnapshot } from "./trace-rows.js";
+import { insertTraces, SESSION_SNAPSHOT_CHANNEL, TRACE_COLUMNS, TRACE_FROM, traceFromRow, type StoredSnapshot } from "./trace-rows.js";
 
 /**
  * The SQL of traces and their feedback. Every method that reads or deletes a
@@ -55,33 +55,25 @@ export class TraceStore {
   constructor(private readonly db: SqlClient) {}
 
   /**
-   * Writes a batch of traces, each with its memory.recalled outbox row, in
-   * one statement, and the recall misses of those it wrote (in the same
-   * transaction, only when some trace named subjects). Idempotent by trace
-   * id: a retry of a write that did land changes nothing. Returns the ids
-   * this call wrote.
+   * Writes a batch of traces, each with its memory.recalled outbox row and its
+   * recall misses, in one statement per tenant (a sidecar's batch is almost
+   * always one), so each routes to one shard. No transaction: the statement is
+   * idempotent by trace id, so a batch that partly landed is simply retried.
+   * Returns the ids this call wrote.
    */
   async recordBatch(batch: readonly { principal: Principal; trace: RecallTrace }[]): Promise<Set<string>> {
-    if (batch.length === 0) return new Set();
-    // One statement per tenant (a sidecar's batch is almost always one), so each routes to one shard.
     const byTenant = new Map<string, { principal: Principal; trace: RecallTrace }[]>();
     for (const item of batch) {
       const group = byTenant.get(item.principal.tenantId);
       if (group) group.push(item);
       else byTenant.set(item.principal.tenantId, [item]);
     }
-    const write = async (db: SqlClient) => {
-      const written = new Set<string>();
-      for (const [tenantId, items] of byTenant) {
-        const records = JSON.stringify(items.map(({ principal, trace }) => traceRecord(principal, trace, recalledEvent(principal, trace))));
-        const rows = await db.query<{ trace_id: string }>(INSERT_TRACES, [records, tenantId]);
-        for (const r of rows) written.add(r.trace_id);
-      }
-      for (const { principal, trace } of batch) if (written.has(trace.id)) await recordMisses(db, principal, trace);
-      return written;
-    };
-    const needsTransaction = byTenant.size > 1 || batch.some(({ trace }) => namesSubjects(trace));
-    return needsTransaction ? this.db.transaction(write) : write(this.db);
+    const written = new Set<string>();
+    for (const [tenantId, items] of byTenant) {
+      const { text, params } = insertTraces(tenantId, items);
+      for (const r of await this.db.query<{ trace_id: string }>(text, params)) written.add(r.trace_id);
+    }
+    return written;
   }
 
   /** One trace: `recordBatch` of one; false when it was already there. */
@@ -431,60 +423,4 @@ const TENANTS_DUE_FEEDBACK = fleetScan(
 
 function tenantsOf(rows: Row[]): string[] {
   return rows.map((r) => String(r.tenant_id));
-}
-
-/** Whether a trace can count recall misses: it named subjects, and its ranked list holds each rendered belief's subject. */
-function namesSubjects(trace: RecallTrace): boolean {
-  return trace.query.subjects.length > 0 && trace.ranked !== null;
-}
-
-/**
- * Counts a miss for each named subject the recall holds nothing about above
- * the floor (nothing rendered, nothing dropped for budget) and clears the
- * hints of the subjects it holds something about. Subjects are compared under
- * all their aliases, keyed by the canonical subject.
- */
-async function recordMisses(tx: SqlClient, p: Principal, trace: RecallTrace): Promise<void> {
-  if (!namesSubjects(trace)) return;
-  const groups = await tx.query<{ asked: string; canonical: string; names: string[] }>(
-    `WITH asked AS (SELECT DISTINCT lower(s) AS asked FROM unnest($3::text[]) AS s),
-     canon AS (
-       SELECT a.asked, COALESCE((SELECT lower(x.subject) FROM subject_aliases x
-         WHERE x.tenant_id = $1 AND x.principal_id = $2 AND x.alias_key = a.asked), a.asked) AS canonical
-       FROM asked a
-     )
-     SELECT c.asked, c.canonical, ARRAY(
-       SELECT c.canonical UNION SELECT c.asked
-       UNION SELECT x.alias_key FROM subject_aliases x
-         WHERE x.tenant_id = $1 AND x.principal_id = $2 AND lower(x.subject) = c.canonical
-     ) AS names
-     FROM canon c`,
-    [p.tenantId, p.principalId, trace.query.subjects],
-  );
-  const asNamed = new Map(trace.query.subjects.map((s) => [s.toLowerCase(), s]));
-  const asked: AskedSubject[] = groups.map((g) => ({ asked: asNamed.get(g.asked) ?? g.asked, canonical: g.canonical, names: g.names }));
-  // Held: rendered, or ranked above the floor and dropped only for the item or token budget. The
-  // store has a belief about those subjects, so re-deriving them would ask formation for what it has.
-  const held = new Set([...trace.returned, ...(trace.droppedForBudget ?? [])]);
-  const heldSubjects = trace.ranked!.filter((r) => held.has(r.beliefId)).map((r) => r.subject);
-  const { missed, answered } = recallMisses(asked, heldSubjects);
-  if (answered.length > 0) {
-    await tx.query(`DELETE FROM rederivation_hints WHERE tenant_id = $1 AND principal_id = $2 AND subject_key = ANY($3::text[])`, [
-      p.tenantId,
-      p.principalId,
-      answered,
-    ]);
-  }
-  if (missed.length > 0) {
-    await tx.query(
-      `INSERT INTO rederivation_hints AS h (tenant_id, principal_id, subject_key, subject, misses, first_missed_at,
-         last_missed_at, last_trace_id)
-       SELECT $1, $2, m.key, m.subject, 1, $5::timestamptz, $5::timestamptz, $6
-       FROM unnest($3::text[], $4::text[]) AS m(key, subject)
-       ON CONFLICT (tenant_id, principal_id, subject_key) DO UPDATE SET
-         misses = h.misses + 1, subject = EXCLUDED.subject,
-         last_missed_at = GREATEST(h.last_missed_at, EXCLUDED.last_missed_at), last_trace_id = EXCLUDED.last_trace_id`,
-      [p.tenantId, p.principalId, missed.map((m) => m.key), missed.map((m) => m.subject), trace.createdAt.toISOString(), trace.id],
-    );
-  }
 }

@@ -1,10 +1,13 @@
+import type { RecallTrace } from "../domain/model.js";
+
 /**
  * Step 9's feedback into formation, as pure rules (the store applies them):
  * - a cited belief gains utility and last_used_at, never evidence or confidence;
  * - a belief returned and never cited within the window loses utility, so one
  *   that keeps winning the ranking without ever mattering stops winning it;
- * - a subject queried with nothing about it rendered is a recall miss, and
- *   repeated misses make a re-derivation hint for formation.
+ * - a subject queried with nothing about it held is a recall miss, and
+ *   repeated misses make a re-derivation hint for formation (counted by the
+ *   store with the trace, store/trace-rows.ts).
  *
  * Utility lives in [-1, 1] and starts at 0: a gain moves it a share of the way
  * to 1, a loss a share of the way to -1, so neither can leave the range.
@@ -30,39 +33,23 @@ export function utilityAfterCitation(utility: number, gain = FEEDBACK.citationGa
   return utility + (1 - utility) * gain;
 }
 
-/** A subject the query named, with every name it goes by (lower-cased, alias-expanded). */
-export interface AskedSubject {
-  /** As the query named it. */
-  asked: string;
-  /** Lower-cased canonical subject: the hint's key. */
-  canonical: string;
-  names: readonly string[];
-}
-
-export interface RecallMisses {
-  /** Subjects with nothing about them rendered: one more miss each. */
-  missed: { key: string; subject: string }[];
-  /** Subjects that were answered: their hints are cleared. */
-  answered: string[];
+/** What the store counts a trace's recall misses from, in the trace's own write (store/trace-rows.ts). */
+export interface MissEvidence {
+  /** The subjects the query named, as it named them. */
+  named: readonly string[];
+  /** Lower-cased subjects of the beliefs the recall held. */
+  held: string[];
 }
 
 /**
- * Which named subjects the recall missed. A subject is answered when any
- * rendered belief (blocked ones too: they exist, formation cannot fix them
- * by re-deriving) is about it under any of its names; the relevance floor
- * has already decided what was rendered.
+ * Held: rendered (blocked ones too: they exist, formation cannot fix them by
+ * re-deriving), or ranked above the floor and dropped only for the item or
+ * token budget. The store has a belief about those subjects, so re-deriving
+ * them would ask formation for what it has. A trace without its ranked list
+ * cannot tell, and counts nothing.
  */
-export function recallMisses(asked: readonly AskedSubject[], renderedSubjects: readonly string[]): RecallMisses {
-  const rendered = new Set(renderedSubjects.map((s) => s.toLowerCase()));
-  const missed = new Map<string, string>();
-  const answered = new Set<string>();
-  for (const s of asked) {
-    if (s.names.some((n) => rendered.has(n.toLowerCase()))) answered.add(s.canonical);
-    else if (!missed.has(s.canonical)) missed.set(s.canonical, s.asked);
-  }
-  for (const key of answered) missed.delete(key);
-  return {
-    missed: [...missed].map(([key, subject]) => ({ key, subject })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
-    answered: [...answered].sort(),
-  };
+export function missEvidence(trace: RecallTrace): MissEvidence {
+  if (trace.query.subjects.length === 0 || trace.ranked === null) return { named: [], held: [] };
+  const held = new Set([...trace.returned, ...(trace.droppedForBudget ?? [])]);
+  return { named: trace.query.subjects, held: trace.ranked.filter((r) => held.has(r.beliefId)).map((r) => r.subject.toLowerCase()) };
 }

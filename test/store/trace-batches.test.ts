@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { Principal } from "../../src/domain/model.js";
+import type { Principal, RecallTrace } from "../../src/domain/model.js";
 import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "../../src/moments/snapshot.js";
 import type { CachedSnapshot, PipelineDeps } from "../../src/recall/pipeline.js";
@@ -10,14 +10,14 @@ import { rerender } from "../../src/trace/rerender.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
 import { capturingLogger, pipelineDeps, requested, runRecall, traceWriter } from "../support/pipeline.js";
-import { recallTrace, useStore } from "./store-helpers.js";
+import { recallQuery, recallTrace, recalledBelief, useStore } from "./store-helpers.js";
 
-/** The client, noting every statement's text, inside transactions too. */
-function recording(db: SqlClient, statements: string[]): SqlClient {
+/** The client, noting every statement's text (inside transactions too) and every transaction it opens. */
+function recording(db: SqlClient, statements: string[], transactions: unknown[] = []): SqlClient {
   return {
     ...db,
     query: (text, params, options) => (statements.push(text), db.query(text, params, options)),
-    transaction: (work) => db.transaction((tx) => work(recording(tx, statements))),
+    transaction: (work) => (transactions.push(work), db.transaction((tx) => work(recording(tx, statements, transactions)))),
   };
 }
 
@@ -135,6 +135,114 @@ describe.each(STORE_KINDS)("trace batches and reused renders ($kind)", ({ open }
       // Once the hit's own window passes, its operator fields go like any other's.
       await store().traces.expireOperatorFields(p.tenantId, new Date(between.getTime() + 7_200_000), 100);
       expect((await store().getTrace(p, hit.result.traceId))!.ranked).toBeNull();
+    });
+  });
+
+  describe("the recall misses of a batch", () => {
+    const at = (minute: number) => new Date(Date.UTC(2026, 2, 4, 5, minute));
+    /**
+     * An in-turn trace naming `subjects` whose ranked list holds a belief
+     * about each of `held` (the first rendered, the others dropped only for
+     * the budget) and one about "Zed" that was neither: ranked, not held.
+     */
+    const naming = (subjects: string[], held: string[] = [], overrides: Partial<RecallTrace> = {}): RecallTrace => {
+      const ranked = held.map((subject) => recalledBelief(randomUUID(), { subject }));
+      const ids = ranked.map((r) => r.beliefId);
+      return recallTrace({
+        query: recallQuery({ subjects }),
+        returned: ids.slice(0, 1),
+        droppedForBudget: ids.slice(1),
+        ranked: [...ranked, recalledBelief(randomUUID(), { subject: "Zed" })],
+        ...overrides,
+      });
+    };
+    const hints = async (p: Principal) =>
+      (await store().traces.rederivationHints(p, { minMisses: 1 })).sort((x, y) => (x.subjectKey < y.subjectKey ? -1 : 1));
+    const ACME_ALIASES = [
+      { alias: "Acme", subject: "Acme Corp" },
+      { alias: "ACME Inc", subject: "Acme Corp" },
+    ];
+
+    it("are counted with the traces, for a batch mixing traces with and without subjects, of several principals and tenants, in one statement per tenant and no transaction", async () => {
+      const a = newPrincipal();
+      const [a2, b] = [{ ...newPrincipal(), tenantId: a.tenantId }, { tenantId: `${a.tenantId}-b`, principalId: a.principalId }];
+      await store().putSubjectAliases(a, ACME_ALIASES);
+      // Two names of one subject: one miss, under the canonical subject, as first named.
+      const t1 = naming(["Acme", "Acme Corp", "Andy"], ["andy"], { createdAt: at(1) });
+      const t2 = recallTrace({ query: recallQuery({ subjects: [] }), createdAt: at(2) });
+      const t3 = naming(["Cleo", "Zed"], [], { createdAt: at(3) });
+      const t4 = naming(["Acme"], [], { createdAt: at(4) });
+      // No ranked list (its operator fields gone): it cannot tell what it held, so it counts nothing.
+      const t5 = naming(["Bea"], [], { ranked: null, createdAt: at(5) });
+      const statements: string[] = [];
+      const transactions: unknown[] = [];
+      const written = await new TraceStore(recording(store().db, statements, transactions)).recordBatch([
+        { principal: a, trace: t1 },
+        { principal: a, trace: t2 },
+        { principal: a2, trace: t3 },
+        { principal: b, trace: t4 },
+        { principal: a, trace: t5 },
+      ]);
+      expect([...written].sort()).toEqual([t1, t2, t3, t4, t5].map((t) => t.id).sort());
+      expect({ statements: statements.length, transactions: transactions.length }).toEqual({ statements: 2, transactions: 0 });
+      const hint = (subjectKey: string, subject: string, t: RecallTrace) => ({
+        subjectKey,
+        subject,
+        misses: 1,
+        firstMissedAt: t.createdAt,
+        lastMissedAt: t.createdAt,
+        lastTraceId: t.id,
+      });
+      expect(await hints(a)).toEqual([hint("acme corp", "Acme", t1)]);
+      expect(await hints(a2)).toEqual([hint("cleo", "Cleo", t3), hint("zed", "Zed", t3)]);
+      // Another tenant's principal of the same id has no alias of Acme: its own hint, under its own key.
+      expect(await hints(b)).toEqual([hint("acme", "Acme", t4)]);
+    });
+
+    it("a retried batch, or one that partly landed, counts each trace's misses once", async () => {
+      const p = newPrincipal();
+      const t1 = naming(["Acme"], [], { createdAt: at(1) });
+      const t2 = naming(["Acme", "Bea"], [], { createdAt: at(2) });
+      expect(await store().traces.recordBatch([{ principal: p, trace: t1 }])).toEqual(new Set([t1.id]));
+      expect(await store().traces.recordBatch([{ principal: p, trace: t1 }, { principal: p, trace: t2 }])).toEqual(new Set([t2.id]));
+      expect(await store().traces.recordBatch([{ principal: p, trace: t1 }, { principal: p, trace: t2 }])).toEqual(new Set());
+      expect((await hints(p)).map((h) => [h.subjectKey, h.misses, h.firstMissedAt, h.lastTraceId])).toEqual([
+        ["acme", 2, t1.createdAt, t2.id],
+        ["bea", 1, t2.createdAt, t2.id],
+      ]);
+    });
+
+    it("apply in batch order, exactly as the same traces recorded one at a time", async () => {
+      const tenantId = newPrincipal().tenantId;
+      const [batched, oneByOne] = [{ tenantId, principalId: "batched" }, { tenantId, principalId: "one-by-one" }];
+      // Before the batch, each has missed Wren twice and Zed once.
+      const before = [naming(["Wren", "Zed"], [], { createdAt: at(0) }), naming(["Wren"], [], { createdAt: at(1) })];
+      const batch = [
+        naming(["Acme", "acme corp", "Wren"], [], { createdAt: at(10) }),
+        // Recorded out of time order: last_missed_at is the latest miss, whatever the order.
+        naming(["ACME", "Wren", "Yara"], ["ACME Inc"], { createdAt: at(5) }),
+        recallTrace({ query: recallQuery({ subjects: [] }), createdAt: at(12) }),
+        naming(["acme", "Yara", "yara"], ["Yara"], { createdAt: at(13) }),
+        naming(["zed"], ["ZED"], { createdAt: at(14) }),
+        naming(["wren", "WREN"], [], { createdAt: at(15) }),
+      ];
+      for (const p of [batched, oneByOne]) {
+        await store().putSubjectAliases(p, ACME_ALIASES);
+        for (const t of before) await store().recordTrace(p, { ...t, id: randomUUID() });
+      }
+      await store().traces.recordBatch(batch.map((trace) => ({ principal: batched, trace })));
+      for (const trace of batch) await store().traces.recordBatch([{ principal: oneByOne, trace }]);
+
+      const [, , , t4, , t6] = batch as [RecallTrace, RecallTrace, RecallTrace, RecallTrace, RecallTrace, RecallTrace];
+      const expected = [
+        // Missed (as first named), answered through an alias, missed again: counted afresh from the last miss.
+        { subjectKey: "acme corp", subject: "acme", misses: 1, firstMissedAt: t4.createdAt, lastMissedAt: t4.createdAt, lastTraceId: t4.id },
+        // Missed in three traces of the batch on top of the two before; named twice in one trace, counted once, as last spelled.
+        { subjectKey: "wren", subject: "WREN", misses: 5, firstMissedAt: at(0), lastMissedAt: t6.createdAt, lastTraceId: t6.id },
+        // Yara (missed, then answered) and Zed (answered) have no hint left.
+      ];
+      expect(await hints(batched)).toEqual(expected);
+      expect(await hints(oneByOne)).toEqual(expected);
     });
   });
 

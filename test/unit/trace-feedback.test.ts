@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FEEDBACK, recallMisses, utilityAfterCitation, utilityAfterUncited } from "../../src/trace/feedback.js";
+import type { RecallTrace, RecalledBelief } from "../../src/domain/model.js";
+import { FEEDBACK, missEvidence, utilityAfterCitation, utilityAfterUncited } from "../../src/trace/feedback.js";
 
 describe("utility feedback", () => {
   it("a citation moves utility a share of the way to 1; uncited returns a smaller share toward -1", () => {
@@ -22,30 +23,18 @@ describe("utility feedback", () => {
   });
 });
 
-describe("recallMisses", () => {
-  const acme = { asked: "Acme", canonical: "acme corp", names: ["acme", "acme corp", "acme inc"] };
-  const andy = { asked: "Andy", canonical: "andy", names: ["andy"] };
+describe("missEvidence", () => {
+  const ranked = (beliefId: string, subject: string) => ({ beliefId, subject }) as RecalledBelief;
+  const trace = (overrides: Partial<RecallTrace>) =>
+    ({ query: { subjects: ["Acme", "Andy"] }, returned: ["r"], droppedForBudget: ["d"], ranked: [ranked("r", "Andy"), ranked("d", "ACME Inc"), ranked("x", "Bea")], ...overrides }) as RecallTrace;
 
-  it("a subject with nothing about it rendered is missed, keyed by its canonical subject", () => {
-    expect(recallMisses([acme, andy], ["Andy"])).toEqual({ missed: [{ key: "acme corp", subject: "Acme" }], answered: ["andy"] });
+  it("names the query's subjects as named, and holds the lower-cased subjects of what was rendered or dropped only for the budget", () => {
+    expect(missEvidence(trace({}))).toEqual({ named: ["Acme", "Andy"], held: ["andy", "acme inc"] });
+    expect(missEvidence(trace({ droppedForBudget: null }))).toEqual({ named: ["Acme", "Andy"], held: ["andy"] });
   });
 
-  it("a rendered belief about any alias answers the subject, whatever its case", () => {
-    expect(recallMisses([acme], ["ACME Inc"])).toEqual({ missed: [], answered: ["acme corp"] });
-  });
-
-  it("nothing rendered misses every named subject once; two names of one subject count once", () => {
-    const acmeCorp = { asked: "Acme Corp", canonical: "acme corp", names: acme.names };
-    expect(recallMisses([acme, acmeCorp, andy], [])).toEqual({
-      missed: [
-        { key: "acme corp", subject: "Acme" },
-        { key: "andy", subject: "Andy" },
-      ],
-      answered: [],
-    });
-  });
-
-  it("no named subjects, no misses", () => {
-    expect(recallMisses([], ["Andy"])).toEqual({ missed: [], answered: [] });
+  it("no named subjects, or no ranked list to tell what was held: nothing to count", () => {
+    expect(missEvidence(trace({ query: { subjects: [] } as unknown as RecallTrace["query"] }))).toEqual({ named: [], held: [] });
+    expect(missEvidence(trace({ ranked: null }))).toEqual({ named: [], held: [] });
   });
 });

@@ -145,7 +145,7 @@ export class SqlCandidateSource implements CandidateSource {
       ),
       pre AS (
         SELECT h.belief_id FROM hits h JOIN idf USING (lexeme)
-        GROUP BY h.belief_id ORDER BY round(sum(idf.idf)::numeric, 12) DESC, h.belief_id LIMIT ${p.add(s.prescoreCap)}
+        GROUP BY h.belief_id ORDER BY round(sum(idf.idf ORDER BY h.lexeme COLLATE "C")::numeric, 12) DESC, h.belief_id LIMIT ${p.add(s.prescoreCap)}
       ),
       tf AS (
         SELECT m.belief_id, u.lexeme,
@@ -157,12 +157,14 @@ export class SqlCandidateSource implements CandidateSource {
       ),
       scored AS (
         SELECT tf.belief_id,
-          sum(idf.idf * tf.tf * (${k1} + 1) / (tf.tf + ${k1} * (1 - ${bl} + ${bl} * tf.dl / st.avgdl))) AS bm25
+          sum(idf.idf * tf.tf * (${k1} + 1) / (tf.tf + ${k1} * (1 - ${bl} + ${bl} * tf.dl / st.avgdl)) ORDER BY tf.lexeme COLLATE "C") AS bm25
         FROM tf JOIN idf USING (lexeme), stats st
         GROUP BY tf.belief_id
       )
-      -- Rounded, as rank.ts rounds its score: the two stores may sum the float terms in another
-      -- order, and a last-bit difference must not reorder beliefs that score the same.
+      -- Both sums above add their terms in lexeme byte order (tsvector order, as the principal
+      -- index adds them): left to the plan, the order followed the join, and a plan change after
+      -- ANALYZE moved a score's 12th decimal. Rounded, as rank.ts rounds its score, so that a
+      -- last-bit difference cannot reorder beliefs that score the same.
       SELECT ${BELIEF_COLUMNS},
         round((sc.bm25
           * CASE WHEN lower(b.subject) = ANY(${p.add(q.names)}::text[]) THEN ${p.add(s.namedSubjectBoost)}::float8 ELSE 1 END

@@ -69,6 +69,34 @@ describe.each(STORE_KINDS)("trace batches and reused renders ($kind)", ({ open }
     expect(await store().traces.recalledEvents(a, { all: true })).toHaveLength(1);
   });
 
+  it("stores each trace's ranked list as the JSON text it was sent, in batch order, whatever its statements hold", async () => {
+    const p = newPrincipal();
+    const odd = ['quotes " and \\ backslashes', "a \u0001 control, a tab\t and a newline\n", "astral 𝄞 and a lone \ud800 surrogate", "ünïcödé, 漢字, emoji 🦊"];
+    const full = recallTrace({ returned: odd.map(() => randomUUID()) });
+    full.ranked = full.returned.map((id, i) => recalledBelief(id, { statement: odd[i]!, score: 0.1 + i / 7 }));
+    const empty = recallTrace({ returned: [] });
+    const none = { ...recallTrace({ returned: [] }), ranked: null };
+    const reused = { ...recallTrace({ returned: full.returned }), moment: "snapshot" as const, reusesTraceId: full.id };
+    const last = recallTrace({ returned: [randomUUID()] });
+    const batch = [full, empty, none, reused, last];
+    await store().traces.recordBatch(batch.map((trace) => ({ principal: p, trace })));
+    const stored = await store().db.query<{ trace_id: string; ranked: string | null }>(
+      "SELECT trace_id::text AS trace_id, ranked FROM recall_traces WHERE tenant_id = $1 AND principal_id = $2",
+      [p.tenantId, p.principalId],
+    );
+    const rankedOf = new Map(stored.map((r) => [r.trace_id, r.ranked]));
+    // Byte for byte what was sent (a jsonb column would give back its own normalised text).
+    expect(rankedOf.get(full.id)).toBe(JSON.stringify(full.ranked));
+    expect(rankedOf.get(empty.id)).toBe("[]");
+    expect(rankedOf.get(none.id)).toBeNull();
+    expect(rankedOf.get(reused.id)).toBeNull();
+    expect(rankedOf.get(last.id)).toBe(JSON.stringify(last.ranked));
+    expect((await store().getTrace(p, full.id))!.ranked).toEqual(full.ranked);
+    expect((await store().getTrace(p, reused.id))!.ranked).toEqual(full.ranked);
+    expect((await store().getTrace(p, empty.id))!.ranked).toEqual([]);
+    expect((await store().getTrace(p, none.id))!.ranked).toBeNull();
+  });
+
   describe("a cached snapshot's trace", () => {
     async function hitAndOriginal() {
       const p = newPrincipal();

@@ -128,12 +128,15 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
   const { threshold } = policy.nearDuplicate;
   const sets = ranked.map((item) => contentWords(item.statement, item.subject));
   const frequency = wordFrequencies(sets);
-  // Rarest first, then by the word: one total order, so prefixes are comparable.
-  const rarestFirst = (a: string, b: string) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1);
+  // Rarest first, then by the word: one total order, so prefixes are comparable. Each word is
+  // known by its place in that order, so a candidate's words sort as numbers.
+  const order = [...frequency.keys()].sort((a, b) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1));
+  const placeOf = new Map(order.map((w, place) => [w, place]));
 
-  // subject → word → positions (in rank order) of the items whose prefix holds the word.
-  const index = new Map<string, Map<string, number[]>>();
+  // subject → word's place → positions (in rank order) of the items whose prefix holds the word.
+  const index = new Map<string, Map<number, number[]>>();
   const result = new Map<string, string>();
+  const scratch: number[] = [];
   // judged[j] === i: position j was already compared with item i.
   const judged = new Int32Array(ranked.length).fill(-1);
   ranked.forEach((item, i) => {
@@ -142,13 +145,14 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
     const subject = lowerCased(item.subject);
     let bySubject = index.get(subject);
     if (!bySubject) index.set(subject, (bySubject = new Map()));
+    const places = ascendingPlaces(words, placeOf, scratch);
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
-    const prefix = [...words].sort(rarestFirst).slice(0, words.size - Math.ceil(threshold * words.size - 1e-9) + 1);
+    const prefixLength = words.size - Math.ceil(threshold * words.size - 1e-9) + 1;
     // The highest-ranked (smallest) position that shares a prefix word and is a near-duplicate. Each
     // word's positions ascend, so a list is read only up to the best found; each position is judged once.
     let best = i;
-    for (const w of prefix) {
-      for (const j of bySubject.get(w) ?? []) {
+    for (let k = 0; k < prefixLength; k++) {
+      for (const j of bySubject.get(places[k]!) ?? []) {
         if (j >= best) break;
         if (judged[j] === i) continue;
         judged[j] = i;
@@ -156,13 +160,26 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
       }
     }
     if (best < i) result.set(item.beliefId, ranked[best]!.beliefId);
-    for (const w of prefix) {
-      const positions = bySubject.get(w);
+    for (let k = 0; k < prefixLength; k++) {
+      const positions = bySubject.get(places[k]!);
       if (positions) positions.push(i);
-      else bySubject.set(w, [i]);
+      else bySubject.set(places[k]!, [i]);
     }
   });
   return result;
+}
+
+/** The places of `words` in ascending order, in `out` (cleared first; one array for every candidate). */
+function ascendingPlaces(words: ReadonlySet<string>, placeOf: ReadonlyMap<string, number>, out: number[]): number[] {
+  out.length = 0;
+  for (const w of words) {
+    const place = placeOf.get(w)!;
+    let i = out.length;
+    out.push(place);
+    for (; i > 0 && out[i - 1]! > place; i--) out[i] = out[i - 1]!;
+    out[i] = place;
+  }
+  return out;
 }
 
 /** In how many of `sets` each word is. */

@@ -123,9 +123,10 @@ export function recalledBeliefToProto(b: domain.RecalledBelief): RecalledBelief 
   });
 }
 
-export function recallResultToProto(r: domain.RecallResult): RecallResult {
+/** `item` converts each returned item (a binary reply passes server/recalled-item.ts's). */
+export function recallResultToProto(r: domain.RecallResult, item: (b: domain.RecalledBelief) => RecalledBelief = recalledBeliefToProto): RecallResult {
   return create(RecallResultSchema, {
-    items: r.items.map(recalledBeliefToProto),
+    items: r.items.map((b) => item(b)),
     rendered: r.rendered,
     tokens: r.tokens,
     truncated: r.truncated,

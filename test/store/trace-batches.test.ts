@@ -73,7 +73,9 @@ describe.each(STORE_KINDS)("trace batches and reused renders ($kind)", ({ open }
     const p = newPrincipal();
     const odd = ['quotes " and \\ backslashes', "a \u0001 control, a tab\t and a newline\n", "astral 𝄞 and a lone \ud800 surrogate", "ünïcödé, 漢字, emoji 🦊"];
     const full = recallTrace({ returned: odd.map(() => randomUUID()) });
-    full.ranked = full.returned.map((id, i) => recalledBelief(id, { statement: odd[i]!, score: 0.1 + i / 7 }));
+    // One Date object shared by two items, as beliefs share theirs from recall to recall (their texts are remembered).
+    const until = new Date("2026-05-06T07:08:09.010Z");
+    full.ranked = full.returned.map((id, i) => recalledBelief(id, { statement: odd[i]!, score: 0.1 + i / 7, validTo: i % 2 === 1 ? until : null }));
     const empty = recallTrace({ returned: [] });
     const none = { ...recallTrace({ returned: [] }), ranked: null };
     const reused = { ...recallTrace({ returned: full.returned }), moment: "snapshot" as const, reusesTraceId: full.id };

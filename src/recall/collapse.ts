@@ -110,6 +110,7 @@ const normalise = (statement: string) => statement.trim().replace(/\s+/g, " ").t
 /**
  * Recall after recall normalises the same statements (an index hands out the
  * same strings): about a third of collapse's time on a snapshot of 240
- * candidates was the regular expression and the new strings it made.
+ * candidates was the regular expression and the new strings it made. Bounded
+ * as the content words are (recall/rank.ts), for the same large principals.
  */
-const NORMALISED = new StringMemo<string>(16_384);
+const NORMALISED = new StringMemo<string>(131_072);

@@ -15,8 +15,12 @@ import { preEncode, withPreEncoded } from "./pre-encoded.js";
  * values, compared field by field: they can never carry another belief's.
  */
 
-/** Items whose belief fields are kept, about 400 bytes each (8 MiB when full). Cleared when full. */
-const MAX_ITEMS = 20_000;
+/**
+ * Items whose belief fields are kept: about 2.3 KB each (a dozen fields, each
+ * its own view of the bytes), so about 9 MiB when full; then it starts over.
+ * A snapshot's items recur from session to session, an in-turn recall's less.
+ */
+const MAX_ITEMS = 4_096;
 
 interface Encoded {
   readonly item: domain.RecalledBelief;

@@ -134,11 +134,10 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
 export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonly T[], policy: RetrievalPolicy): Map<string, string> {
   const { threshold } = policy.nearDuplicate;
   const sets = ranked.map((item) => contentWords(item.statement, item.subject));
-  const frequency = wordFrequencies(sets);
   // Rarest first, then by the word: one total order, so prefixes are comparable. Each word is
   // known by its place in that order, so a candidate's words sort as numbers.
-  const order = [...frequency.keys()].sort((a, b) => frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : 1));
-  const placeOf = new Map(order.map((w, place) => [w, place]));
+  const counted = [...wordFrequencies(sets)].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
+  const placeOf = new Map(counted.map(([w], place) => [w, place]));
 
   // subject → word's place → positions (in rank order) of the items whose prefix holds the word.
   const index = new Map<string, Map<number, number[]>>();

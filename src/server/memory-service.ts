@@ -144,7 +144,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
       );
       noteTraceId(ctx, outcome.result.traceId);
       return create(SearchResponseSchema, {
-        result: repliesInBinary(ctx) ? recallResultToProto(outcome.result, preEncodedItem) : recallResultToProto(outcome.result),
+        result: resultToProto(outcome, repliesInBinary(ctx)),
         resolvedScope: resolution.scope,
         scopeSource: SCOPE_SOURCE_PB[resolution.source],
       });

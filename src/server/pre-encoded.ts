@@ -5,7 +5,8 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
  * Fields encoded once, written verbatim on every later reply. protobuf-es v2's
  * toBinary is reflective (about 13 µs per RecalledBelief), and some replies
  * repeat what an earlier one encoded: a cached snapshot's ~10.5 KiB result
- * (cached-result.ts), an arm candidate's belief id (arm-result.ts). toBinary
+ * (cached-result.ts), an arm candidate's belief id (arm-result.ts), a returned
+ * item's belief fields (recalled-item.ts). toBinary
  * writes a message's `$unknown` fields as they are (tag, then the bytes), so
  * the stable fields are encoded by toBinary itself, split into one entry per
  * field with the library's own reader, and attached to a message that sets

@@ -29,22 +29,35 @@ interface Encoded {
 
 const ENCODED = new Map<string, Encoded>();
 
-/** The fields that follow the belief (every field but the recall's own four) are the same. */
+/** The recall's own fields; every other field of an item follows its belief. */
+type RecallField = "carried" | "score" | "arms" | "conflictWith";
+
+const same = <T>(a: T, b: T) => a === b;
+const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+
+/**
+ * How each belief field is compared. Every field but the recall's four must be
+ * here (the type says so): a field added to RecalledBelief fails to compile
+ * until it is, so its stale bytes can never be reused.
+ */
+const BELIEF_FIELDS: { [K in Exclude<keyof domain.RecalledBelief, RecallField>]: (a: domain.RecalledBelief[K], b: domain.RecalledBelief[K]) => boolean } = {
+  beliefId: same,
+  subject: same,
+  statement: same,
+  beliefType: same,
+  status: same,
+  confidenceBand: same,
+  authority: same,
+  originScope: same,
+  portability: same,
+  validFrom: sameTime,
+  validTo: sameTime,
+  blocked: same,
+};
+const BELIEF_KEYS = Object.keys(BELIEF_FIELDS) as (keyof typeof BELIEF_FIELDS)[];
+
 function sameBeliefFields(a: domain.RecalledBelief, b: domain.RecalledBelief): boolean {
-  return (
-    a.beliefId === b.beliefId &&
-    a.subject === b.subject &&
-    a.statement === b.statement &&
-    a.beliefType === b.beliefType &&
-    a.status === b.status &&
-    a.confidenceBand === b.confidenceBand &&
-    a.authority === b.authority &&
-    a.originScope === b.originScope &&
-    a.portability === b.portability &&
-    a.validFrom.getTime() === b.validFrom.getTime() &&
-    (a.validTo?.getTime() ?? null) === (b.validTo?.getTime() ?? null) &&
-    a.blocked === b.blocked
-  );
+  return BELIEF_KEYS.every((k) => (BELIEF_FIELDS[k] as (x: unknown, y: unknown) => boolean)(a[k], b[k]));
 }
 
 /** `b` as its message, for a binary client (reply-format.ts). */

@@ -82,7 +82,8 @@ describe("PostgreSQL outage and recovery", () => {
     await proxy.cut();
 
     const down = await eventually(() => unary(c.health, "Check", { service: "" }, {}), (r) => r.status === "NOT_SERVING");
-    expect(down.status).toBe("NOT_SERVING");
+    // The whole reply (or the probe's error) in the failure message, not just a missing field.
+    expect(down).toMatchObject({ status: "NOT_SERVING" });
     const search = await failure(unary(c.memory, "Search", { text: "bees" }, me));
     expect(search.code).toBe(grpc.status.UNAVAILABLE);
     const lost = beliefMsg({ statement: "Andy sold the bees." });
@@ -91,7 +92,7 @@ describe("PostgreSQL outage and recovery", () => {
 
     await proxy.open();
     const up = await eventually(() => unary(c.health, "Check", { service: "" }, {}), (r) => r.status === "SERVING");
-    expect(up.status).toBe("SERVING");
+    expect(up).toMatchObject({ status: "SERVING" });
     // The earlier write survived; the refused one was refused, not half-done; a retry lands.
     const { result } = await unary(c.memory, "Search", { text: "bees" }, me);
     expect(result.items.map((i: { belief_id: string }) => i.belief_id)).toEqual([before.belief_id]);

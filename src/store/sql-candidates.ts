@@ -260,7 +260,7 @@ export class SqlCandidateSource implements CandidateSource {
        LEFT JOIN LATERAL (
          SELECT n.belief_id, n.valid_from FROM beliefs n
          WHERE n.tenant_id = old.tenant_id AND n.principal_id = old.principal_id
-           AND old.belief_id = ANY(n.supersedes) AND n.status IN ('active', 'provisional')
+           AND n.supersedes @> ARRAY[old.belief_id] AND n.status IN ('active', 'provisional')
          ORDER BY n.valid_from DESC, n.belief_id LIMIT 1
        ) successor ON true
        LEFT JOIN LATERAL (

@@ -250,6 +250,27 @@ async function memoryFigure(
   }
 }
 
+/** A restarted sidecar's first in-turn recall in a session whose snapshot the previous sidecar showed (session bench-s0). */
+async function resumedSessionCall(
+  env: Record<string, string>,
+  tenant: string,
+  who: MeasuredPrincipal,
+  size: string,
+  seed: number,
+  checks: Checks,
+): Promise<string[]> {
+  const sidecar = await startSidecar(env);
+  const client = connectBench(sidecar.address, { tenant, principal: who.principal }, 2_000);
+  try {
+    return await firstCalls([
+      { label: `first in-turn recall of a resumed session after a restart, ${size} principal`, op: () => inTurnOp(client, who, seed, checks)(0) },
+    ]);
+  } finally {
+    client.close();
+    await sidecar.stop();
+  }
+}
+
 /** The first calls after start-up, one at a time and each timed alone: what a cold sidecar (and a cold index) costs. */
 async function firstCalls(calls: { label: string; op: () => Promise<void> }[]): Promise<string[]> {
   const lines: string[] = [];
@@ -361,6 +382,11 @@ async function main(argv: string[]): Promise<number> {
   }
   // After the stop: the sidecar flushes its queued traces on the way out.
   const arms = await armLatencies(sql).finally(() => sql.end({ timeout: 5 }));
+  // A session that outlives its sidecar: the 100k in-turn scenario opened bench-s0 with a snapshot,
+  // so a restarted sidecar's first recall in it looks up that snapshot's corrections on SQL.
+  if (options.scenarios === undefined || options.scenarios.includes(`in-turn recall, ${size(large!)}`)) {
+    cold.push(...(await resumedSessionCall(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, large!, size(large!), options.seed, checks)));
+  }
 
   // 2. Memory: a fresh sidecar with ten 10k principals loaded.
   const rssLines = [

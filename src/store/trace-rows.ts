@@ -148,7 +148,10 @@ export interface StoredSnapshot {
  * that counts no misses leaves that part out, which spares the planner about
  * half a millisecond (more on PGlite, which plans every call).
  */
-export function insertTraces(tenantId: string, items: readonly { principal: Principal; trace: RecallTrace }[]): { text: string; params: unknown[] } {
+export function insertTraces(
+  tenantId: string,
+  items: readonly { principal: Principal; trace: RecallTrace }[],
+): { text: string; params: [string, string, string] } {
   const records = items.map(({ principal, trace }, seq) => traceRecord(principal, trace, seq));
   const text = records.some((r) => r.named.length > 0) ? INSERT_TRACES_COUNTING_MISSES : INSERT_TRACES;
   const ranked = items.map(({ trace }) => (trace.reusesTraceId == null && trace.ranked !== null ? rankedJson(trace.ranked) : ""));

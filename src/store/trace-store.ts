@@ -4,6 +4,7 @@ import type { RecalledEvent } from "../trace/recalled-event.js";
 import type { ShownBelief, TurnTrace } from "../trace/user-view.js";
 import { ROWS_CHANNEL } from "./belief-writes.js";
 import { fleetScan } from "./fleet-scan.js";
+import { SessionFunctions } from "./session-function.js";
 import type { Row, SqlClient } from "./sql-client.js";
 import { insertTraces, SESSION_SNAPSHOT_CHANNEL, TRACE_COLUMNS, TRACE_FROM, traceFromRow, type StoredSnapshot } from "./trace-rows.js";
 
@@ -52,7 +53,12 @@ export interface SessionDeletion {
 }
 
 export class TraceStore {
-  constructor(private readonly db: SqlClient) {}
+  /** PGlite only: the batch insert through a function that keeps its plan (session-function.ts). */
+  private readonly sessionFunctions: SessionFunctions | null;
+
+  constructor(private readonly db: SqlClient) {
+    this.sessionFunctions = db.kind === "pglite" ? new SessionFunctions(db) : null;
+  }
 
   /**
    * Writes a batch of traces, each with its memory.recalled outbox row and its
@@ -71,7 +77,10 @@ export class TraceStore {
     const written = new Set<string>();
     for (const [tenantId, items] of byTenant) {
       const { text, params } = insertTraces(tenantId, items);
-      for (const r of await this.db.query<{ trace_id: string }>(text, params)) written.add(r.trace_id);
+      const ids = this.sessionFunctions
+        ? await this.sessionFunctions.textRows(text, params)
+        : (await this.db.query<{ trace_id: string }>(text, params)).map((r) => r.trace_id);
+      for (const id of ids) written.add(id);
     }
     return written;
   }

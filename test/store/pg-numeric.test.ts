@@ -21,6 +21,11 @@ describe.each(STORE_KINDS)("in-process numeric rounding and trigram similarity m
       // BM25F-sized scores, and exact halves at the rounding digit (the 13th decimal) among them.
       ...Array.from({ length: 300 }, () => rand() * 40),
       ...Array.from({ length: 100 }, (_, i) => Number(`${1 + i}.${String(Math.floor(rand() * 1e12)).padStart(12, "0")}5`)),
+      // Near a half but not at it (…47, …53, …499, …501 past the rounding digit): rounded from the
+      // scaled float, whose error is far smaller than their distance from the half.
+      ...Array.from({ length: 200 }, (_, i) =>
+        Number(`${i % 40}.${String(Math.floor(rand() * 1e12)).padStart(12, "0")}${["47", "53", "499", "501"][i % 4]}`),
+      ),
       12.3456789012345, 1.0000000000005, 0.0000000000015, 99.9999999999995,
     ];
     const rows = await store().db.query<{ r: number }>("SELECT round(x::numeric, 12)::float8 AS r FROM unnest($1::float8[]) WITH ORDINALITY AS u(x, i) ORDER BY i", [values]);

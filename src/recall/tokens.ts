@@ -1,3 +1,5 @@
+import { StringMemo } from "./string-memo.js";
+
 /**
  * Approximate model token count. Model tokenizers (BPE, e.g. cl100k/o200k)
  * give common English words one token, split long or rare words into pieces
@@ -11,7 +13,22 @@ const CJK = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=H
 const PIECE = new RegExp(`[${CJK}]|(?:(?![${CJK}])[\\p{L}\\p{M}])+|\\p{N}{1,3}|[^\\s\\p{L}\\p{M}\\p{N}]`, "gu");
 const CJK_CHAR = new RegExp(`^[${CJK}]$`, "u");
 
+/**
+ * The count of `text`. A line's count is remembered: recall after recall
+ * weighs the same beliefs' lines, and a lookup is a small fraction of a
+ * count (the in-turn recall spent 0.16 ms a call counting, in process).
+ * Longer texts (a whole block) are rarely asked twice, and counted each time.
+ */
 export function countTokens(text: string): number {
+  return text.length <= MEMO_MAX_LENGTH ? LINE_TOKENS.of(text, countPieces) : countPieces(text);
+}
+
+/** Lines up to this many characters are remembered, at most LINE_TOKENS_MAX of them (about 4 MiB). */
+const MEMO_MAX_LENGTH = 512;
+const LINE_TOKENS_MAX = 16_384;
+const LINE_TOKENS = new StringMemo<number>(LINE_TOKENS_MAX);
+
+function countPieces(text: string): number {
   let tokens = 0;
   for (const piece of text.match(PIECE) ?? []) {
     if (CJK_CHAR.test(piece)) {

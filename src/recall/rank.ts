@@ -125,32 +125,84 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
  * same (subject, type, predicate key) is about to be removed, so it must not
  * drag its successor down.
  *
- * Comparing every pair is quadratic in the candidates (hundreds per recall),
- * so pairs are found by prefix filtering: with words ordered rarest first, two
- * sets at or above the threshold share a word among the first
- * |x| − ⌈threshold·|x|⌉ + 1 of each, and only those prefixes are indexed.
- * The result is exactly that of comparing all pairs.
+ * Only candidates about one subject are compared, so each subject's are
+ * taken on their own. Most recalls hold a few per subject, compared pair by
+ * pair; a subject with many (a snapshot's user) is compared by prefix
+ * filtering, which stays below quadratic. Either way the result is exactly
+ * that of comparing all pairs.
  */
 export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonly T[], policy: RetrievalPolicy): Map<string, string> {
   const { threshold } = policy.nearDuplicate;
   const sets = ranked.map((item) => contentWords(item.statement, item.subject));
+  // Positions in rank order by subject; an item without content words is nobody's near-duplicate.
+  const bySubject = new Map<string, number[]>();
+  ranked.forEach((item, i) => {
+    if (sets[i]!.size === 0) return;
+    const subject = lowerCased(item.subject);
+    const group = bySubject.get(subject);
+    if (group) group.push(i);
+    else bySubject.set(subject, [i]);
+  });
+  // original[i]: the position of the highest-ranked item that i is a near-duplicate of, or -1.
+  const original = new Int32Array(ranked.length).fill(-1);
+  for (const group of bySubject.values()) {
+    if (group.length < 2) continue;
+    if (group.length <= ALL_PAIRS_MAX) compareAllPairs(ranked, sets, group, threshold, original);
+    else comparePrefixes(ranked, sets, group, threshold, original);
+  }
+  const result = new Map<string, string>();
+  original.forEach((j, i) => {
+    if (j >= 0) result.set(ranked[i]!.beliefId, ranked[j]!.beliefId);
+  });
+  return result;
+}
+
+/** A subject with at most this many candidates is compared pair by pair (at most 496 pairs). */
+const ALL_PAIRS_MAX = 32;
+
+/** Each of `group`'s positions (ascending) against every earlier one, best first: the first match is the original. */
+function compareAllPairs(
+  ranked: readonly NearDuplicateCandidate[],
+  sets: readonly ReadonlySet<string>[],
+  group: readonly number[],
+  threshold: number,
+  original: Int32Array,
+): void {
+  for (let a = 1; a < group.length; a++) {
+    const i = group[a]!;
+    for (let b = 0; b < a; b++) {
+      const j = group[b]!;
+      if (!related(ranked[j]!, ranked[i]!) && jaccard(sets[j]!, sets[i]!) >= threshold) {
+        original[i] = j;
+        break;
+      }
+    }
+  }
+}
+
+/**
+ * The same by prefix filtering: with the group's words ordered rarest first,
+ * two sets at or above the threshold share a word among the first
+ * |x| − ⌈threshold·|x|⌉ + 1 of each, and only those prefixes are indexed.
+ */
+function comparePrefixes(
+  ranked: readonly NearDuplicateCandidate[],
+  sets: readonly ReadonlySet<string>[],
+  group: readonly number[],
+  threshold: number,
+  original: Int32Array,
+): void {
   // Rarest first, then by the word: one total order, so prefixes are comparable. Each word is
   // known by its place in that order, so a candidate's words sort as numbers.
-  const counted = [...wordFrequencies(sets)].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
+  const counted = [...wordFrequencies(group.map((i) => sets[i]!))].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
   const placeOf = new Map(counted.map(([w], place) => [w, place]));
-
-  // subject → word's place → positions (in rank order) of the items whose prefix holds the word.
-  const index = new Map<string, Map<number, number[]>>();
-  const result = new Map<string, string>();
+  // word's place → positions (in rank order) of the items whose prefix holds the word.
+  const index = new Map<number, number[]>();
   const scratch: number[] = [];
   // judged[j] === i: position j was already compared with item i.
   const judged = new Int32Array(ranked.length).fill(-1);
-  ranked.forEach((item, i) => {
+  for (const i of group) {
     const words = sets[i]!;
-    if (words.size === 0) return;
-    const subject = lowerCased(item.subject);
-    let bySubject = index.get(subject);
-    if (!bySubject) index.set(subject, (bySubject = new Map()));
     const places = ascendingPlaces(words, placeOf, scratch);
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
     const prefixLength = words.size - Math.ceil(threshold * words.size - 1e-9) + 1;
@@ -158,21 +210,20 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
     // word's positions ascend, so a list is read only up to the best found; each position is judged once.
     let best = i;
     for (let k = 0; k < prefixLength; k++) {
-      for (const j of bySubject.get(places[k]!) ?? []) {
+      for (const j of index.get(places[k]!) ?? []) {
         if (j >= best) break;
         if (judged[j] === i) continue;
         judged[j] = i;
-        if (!related(ranked[j]!, item) && jaccard(sets[j]!, words) >= threshold) best = j;
+        if (!related(ranked[j]!, ranked[i]!) && jaccard(sets[j]!, words) >= threshold) best = j;
       }
     }
-    if (best < i) result.set(item.beliefId, ranked[best]!.beliefId);
+    if (best < i) original[i] = best;
     for (let k = 0; k < prefixLength; k++) {
-      const positions = bySubject.get(places[k]!);
+      const positions = index.get(places[k]!);
       if (positions) positions.push(i);
-      else bySubject.set(places[k]!, [i]);
+      else index.set(places[k]!, [i]);
     }
-  });
-  return result;
+  }
 }
 
 /** The places of `words` in ascending order, in `out` (cleared first; one array for every candidate). */

@@ -362,7 +362,7 @@ describe("near-duplicate penalty", () => {
     expect(nearDuplicates([older, revision], P).size).toBe(0);
   });
 
-  it("finds exactly the pairs an all-pairs comparison finds (prefix filtering loses none)", () => {
+  it("finds exactly the pairs an all-pairs comparison finds (prefix filtering and per-subject groups lose none)", () => {
     const rand = prng(7);
     const vocabulary = ["prefers", "concise", "writing", "berlin", "works", "helix", "editor", "coffee", "black", "tea", "not", "daily"];
     const bruteForce = (items: NearDuplicateCandidate[]) => {
@@ -380,8 +380,10 @@ describe("near-duplicate penalty", () => {
       return out;
     };
     let found = 0;
-    for (let run = 0; run < 100; run++) {
-      const items = Array.from({ length: 2 + Math.floor(rand() * 25) }, (_, i) => {
+    // Up to 80 items over two or three subjects: groups small enough to be compared pair by pair and
+    // large enough to be compared by prefixes.
+    for (let run = 0; run < 200; run++) {
+      const items = Array.from({ length: 2 + Math.floor(rand() * 80) }, (_, i) => {
         const words = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => pick(rand, vocabulary));
         return cand(i, `Andy ${words.join(" ")}.`, 1 - i / 100, { subject: pick(rand, ["Andy", "andy", "Priya"]) });
       });

@@ -145,10 +145,11 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
   });
   // original[i]: the position of the highest-ranked item that i is a near-duplicate of, or -1.
   const original = new Int32Array(ranked.length).fill(-1);
-  for (const group of bySubject.values()) {
-    if (group.length < 2) continue;
-    if (group.length <= ALL_PAIRS_MAX) compareAllPairs(ranked, sets, group, threshold, original);
-    else comparePrefixes(ranked, sets, group, threshold, original);
+  for (const positions of bySubject.values()) {
+    if (positions.length < 2) continue;
+    const group: SubjectGroup = { ranked, sets, positions, threshold, original };
+    if (positions.length <= ALL_PAIRS_MAX) compareAllPairs(group);
+    else comparePrefixes(group);
   }
   const result = new Map<string, string>();
   original.forEach((j, i) => {
@@ -160,18 +161,21 @@ export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonl
 /** A subject with at most this many candidates is compared pair by pair (at most 496 pairs). */
 const ALL_PAIRS_MAX = 32;
 
-/** Each of `group`'s positions (ascending) against every earlier one, best first: the first match is the original. */
-function compareAllPairs(
-  ranked: readonly NearDuplicateCandidate[],
-  sets: readonly ReadonlySet<string>[],
-  group: readonly number[],
-  threshold: number,
-  original: Int32Array,
-): void {
-  for (let a = 1; a < group.length; a++) {
-    const i = group[a]!;
+/** One subject's candidates: their `positions` in `ranked` (ascending); each near-duplicate's original is written to `original`. */
+interface SubjectGroup {
+  ranked: readonly NearDuplicateCandidate[];
+  sets: readonly ReadonlySet<string>[];
+  positions: readonly number[];
+  threshold: number;
+  original: Int32Array;
+}
+
+/** Each position against every earlier one, best first: the first match is the original. */
+function compareAllPairs({ ranked, sets, positions, threshold, original }: SubjectGroup): void {
+  for (let a = 1; a < positions.length; a++) {
+    const i = positions[a]!;
     for (let b = 0; b < a; b++) {
-      const j = group[b]!;
+      const j = positions[b]!;
       if (!related(ranked[j]!, ranked[i]!) && jaccard(sets[j]!, sets[i]!) >= threshold) {
         original[i] = j;
         break;
@@ -185,23 +189,17 @@ function compareAllPairs(
  * two sets at or above the threshold share a word among the first
  * |x| − ⌈threshold·|x|⌉ + 1 of each, and only those prefixes are indexed.
  */
-function comparePrefixes(
-  ranked: readonly NearDuplicateCandidate[],
-  sets: readonly ReadonlySet<string>[],
-  group: readonly number[],
-  threshold: number,
-  original: Int32Array,
-): void {
+function comparePrefixes({ ranked, sets, positions, threshold, original }: SubjectGroup): void {
   // Rarest first, then by the word: one total order, so prefixes are comparable. Each word is
   // known by its place in that order, so a candidate's words sort as numbers.
-  const counted = [...wordFrequencies(group.map((i) => sets[i]!))].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
+  const counted = [...wordFrequencies(positions.map((i) => sets[i]!))].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
   const placeOf = new Map(counted.map(([w], place) => [w, place]));
   // word's place → positions (in rank order) of the items whose prefix holds the word.
   const index = new Map<number, number[]>();
   const scratch: number[] = [];
   // judged[j] === i: position j was already compared with item i.
   const judged = new Int32Array(ranked.length).fill(-1);
-  for (const i of group) {
+  for (const i of positions) {
     const words = sets[i]!;
     const places = ascendingPlaces(words, placeOf, scratch);
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.

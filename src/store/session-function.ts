@@ -19,6 +19,8 @@ const BODY_QUOTE = "$recall_session_fn$";
 
 export class SessionFunctions {
   private readonly created = new Set<string>();
+  /** Each statement's function name (a hash of its text), by the text: the statements are a few constants. */
+  private readonly names = new Map<string, string>();
 
   constructor(private readonly db: SqlClient) {}
 
@@ -27,7 +29,11 @@ export class SessionFunctions {
    * text column), run through its session function.
    */
   async textRows(text: string, params: readonly [string, string, string]): Promise<string[]> {
-    const name = `pg_temp.recall_fn_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = `pg_temp.recall_fn_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+      this.names.set(text, name);
+    }
     const call = () => this.db.query<{ value: string }>(`SELECT value FROM ${name}($1::text, $2::text, $3::text) AS value`, params);
     if (!this.created.has(name)) await this.create(name, text);
     try {

@@ -217,8 +217,8 @@ function comparePrefixes({ ranked, sets, positions, threshold, original }: Subje
     }
     if (best < i) original[i] = best;
     for (let k = 0; k < prefixLength; k++) {
-      const positions = index.get(places[k]!);
-      if (positions) positions.push(i);
+      const holders = index.get(places[k]!);
+      if (holders) holders.push(i);
       else index.set(places[k]!, [i]);
     }
   }

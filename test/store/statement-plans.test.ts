@@ -18,8 +18,8 @@ import { useStore } from "./store-helpers.js";
  */
 
 /** The client, recording the last statement and parameters it ran. */
-function recording(db: SqlClient): SqlClient & { last: () => { text: string; params: unknown[] } } {
-  let last: { text: string; params: unknown[] } | undefined;
+function recording(db: SqlClient): SqlClient & { last: () => { text: string; params: readonly unknown[] } } {
+  let last: { text: string; params: readonly unknown[] } | undefined;
   return {
     kind: db.kind,
     query: (text, params, options) => {
@@ -38,7 +38,7 @@ function recording(db: SqlClient): SqlClient & { last: () => { text: string; par
 }
 
 /** The plan's text lines, with sequential scans priced out for the statement. */
-async function planOf(db: SqlClient, statement: { text: string; params: unknown[] }): Promise<string[]> {
+async function planOf(db: SqlClient, statement: { text: string; params: readonly unknown[] }): Promise<string[]> {
   return db.transaction(async (tx) => {
     await tx.exec("SET LOCAL enable_seqscan = off");
     const rows = await tx.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement.text}`, statement.params);

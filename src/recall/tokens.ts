@@ -23,7 +23,7 @@ export function countTokens(text: string): number {
   return text.length <= MEMO_MAX_LENGTH ? LINE_TOKENS.of(text, countPieces) : countPieces(text);
 }
 
-/** Lines up to this many characters are remembered, at most LINE_TOKENS_MAX of them (about 4 MiB). */
+/** Lines up to this many characters are remembered, at most LINE_TOKENS_MAX of them (an estimated 4 MiB). */
 const MEMO_MAX_LENGTH = 512;
 const LINE_TOKENS_MAX = 16_384;
 const LINE_TOKENS = new StringMemo<number>(LINE_TOKENS_MAX);

@@ -1,6 +1,7 @@
 import type { ArmCandidate, LexicalQuery } from "../recall/candidate-source.js";
 import type { IndexedBelief } from "./loading.js";
 import { roundLikePostgres } from "./pg-numeric.js";
+import { bm25Idf } from "./bm25-idf.js";
 import { firstK } from "./first-k.js";
 import type { Postings } from "./postings.js";
 
@@ -54,7 +55,7 @@ export function lexicalScores(
       df += verdict[o]!;
     }
     if (df === 0) continue;
-    const termIdf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    const termIdf = bm25Idf(n, df);
     idf.set(lexeme, termIdf);
     for (let i = 0; i < list.length; i++) {
       const o = list[i]!;

@@ -140,7 +140,7 @@ export class SqlCandidateSource implements CandidateSource {
       ),
       hits AS (SELECT m.belief_id, ql.lexeme FROM matched m JOIN qlex ql ON m.lex_tsv @@ ql.tq),
       idf AS (
-        SELECT h.lexeme, ln(1 + (st.n - count(*) + 0.5) / (count(*) + 0.5))::float8 AS idf
+        SELECT h.lexeme, ${idfSql("st.n", "count(*)")} AS idf
         FROM hits h, stats st GROUP BY h.lexeme, st.n
       ),
       pre AS (
@@ -286,4 +286,15 @@ function candidates(rows: Row[]): ArmCandidate[] {
 /** A LIKE pattern matching `text` literally. */
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * BM25's idf of `df` matches among `n` beliefs, ln(1 + (n − df + 0.5) / (df + 0.5)),
+ * as SQL: the log of the exact ratio (2n + 2) / (2df + 1) in numeric at 40
+ * decimals, read back as the nearest float8. Not the float8 ln: the C
+ * library's log is not correctly rounded, and the principal index computes
+ * this same correctly rounded value in process (principal-index/bm25-idf.ts).
+ */
+export function idfSql(n: string, df: string): string {
+  return `ln(round((2 * ${n} + 2)::numeric, 40) / (2 * ${df} + 1))::float8`;
 }

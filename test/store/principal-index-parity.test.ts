@@ -327,11 +327,7 @@ describe.each(STORE_KINDS)("principal index parity with the SQL arms, property (
     expect(compared).toBeGreaterThan(0);
   });
 
-  // Retried: under load one comparison has flaked for several passes, seed 12 filter 22's lexical
-  // score on a 12-decimal rounding edge (SQL 3.366489332529, the index …528); the likely cause, a
-  // last-ulp difference between V8's Math.log and PostgreSQL's ln, is in ADR 0001. A mismatch that
-  // repeats still fails.
-  it.each(SEEDS)("seed %i: every arm gives the same candidates and scores under random filters, historical ones too", { retry: 2 }, async (seed) => {
+  it.each(SEEDS)("seed %i: every arm gives the same candidates and scores under random filters, historical ones too", async (seed) => {
     const rand = prng(seed + 100);
     const world = await writeWorld(store(), rand);
     await writeMore(store(), world, rand);

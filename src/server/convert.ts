@@ -124,9 +124,9 @@ export function recalledBeliefToProto(b: domain.RecalledBelief): RecalledBelief 
 }
 
 /** `item` converts each returned item (a binary reply passes server/recalled-item.ts's). */
-export function recallResultToProto(r: domain.RecallResult, item: (b: domain.RecalledBelief) => RecalledBelief = recalledBeliefToProto): RecallResult {
+export function recallResultToProto(r: domain.RecallResult): RecallResult {
   return create(RecallResultSchema, {
-    items: r.items.map((b) => item(b)),
+    items: r.items.map(recalledBeliefToProto),
     rendered: r.rendered,
     tokens: r.tokens,
     truncated: r.truncated,

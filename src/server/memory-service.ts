@@ -30,7 +30,7 @@ import {
 import { armResultToProto } from "./arm-result.js";
 import { cachedHitToProto } from "./cached-result.js";
 import { decodePageToken, encodePageToken, episodeQueryKey } from "./page-token.js";
-import { preEncodedItem } from "./recalled-item.js";
+import { withPreEncodedItems } from "./recalled-item.js";
 import { assertSameIdentity, principalOf } from "./identity.js";
 import { repliesInBinary } from "./reply-format.js";
 import { noteTraceId } from "./request-log.js";
@@ -261,7 +261,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
  */
 function resultToProto(outcome: RecallOutcome, preEncoded: boolean): RecallResult {
   if (!preEncoded) return recallResultToProto(outcome.result);
-  return outcome.cachedResult ? cachedHitToProto(outcome.cachedResult, outcome.result) : recallResultToProto(outcome.result, preEncodedItem);
+  return outcome.cachedResult ? cachedHitToProto(outcome.cachedResult, outcome.result) : withPreEncodedItems(outcome.result);
 }
 
 async function drain(pipeline: AsyncGenerator<ArmOutcome, RecallOutcome>): Promise<RecallOutcome> {

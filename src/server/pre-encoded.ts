@@ -8,24 +8,27 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
  * (cached-result.ts), an arm candidate's belief id (arm-result.ts), a returned
  * item's belief fields (recalled-item.ts). toBinary
  * writes a message's `$unknown` fields as they are (tag, then the bytes), so
- * the stable fields are encoded by toBinary itself, split into one entry per
- * field with the library's own reader, and attached to a message that sets
- * only what varies. Nothing here knows a field layout; a decoder reads the
+ * the stable fields are encoded by toBinary itself, kept as one such entry,
+ * and attached to a message that sets only what varies. Nothing here knows a field layout; a decoder reads the
  * same fields, the varying ones first. Only toBinary writes `$unknown`, and
  * only with its default writeUnknownFields (main.ts passes no binaryOptions):
  * a JSON reply must be a whole message (reply-format.ts).
  */
 
-/** The fields of `message` as toBinary encodes them, one entry per field occurrence, in its order. */
+/**
+ * The fields of `message` as toBinary encodes them, as one entry: the first
+ * field's tag, and as its data every byte after that tag, the later fields'
+ * tags and values included. toBinary writes an entry's tag and then its data
+ * verbatim, so the bytes on the wire are the message's own; one entry is one
+ * copy into the reply where an entry per field was one per field (its writer
+ * turns each into a chunk of its own, joined at the end).
+ */
 export function preEncode<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): readonly UnknownField[] {
   const bytes = toBinary(schema, message);
+  if (bytes.length === 0) return [];
   const reader = new BinaryReader(bytes);
-  const fields: UnknownField[] = [];
-  while (reader.pos < reader.len) {
-    const [no, wireType] = reader.tag();
-    fields.push({ no, wireType, data: reader.skip(wireType, no) });
-  }
-  return fields;
+  const [no, wireType] = reader.tag();
+  return [{ no, wireType, data: bytes.subarray(reader.pos) }];
 }
 
 /**

@@ -1,30 +1,31 @@
-import type { UnknownField } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import type * as domain from "../domain/model.js";
-import { RecalledBeliefSchema, type RecalledBelief } from "../gen/memory/v1/types_pb.js";
-import { recalledBeliefToProto } from "./convert.js";
-import { preEncode, withPreEncoded } from "./pre-encoded.js";
+import { RecalledBeliefSchema, RecallResultSchema, type RecallResult } from "../gen/memory/v1/types_pb.js";
+import { recalledBeliefToProto, recallResultToProto } from "./convert.js";
+import { repeatedMessageField } from "./repeated-field.js";
 
 /**
  * A returned item repeats what its belief holds (id, subject, statement,
  * type, lifecycle, band, authority, origin, portability, validity, blocked)
  * beside four fields of the recall itself (carried, score, arms,
  * conflict_with), and reflective toBinary spends about 13 µs on each item: a
- * cold snapshot returns about 40. So the belief's fields are encoded once
- * (pre-encoded.ts) and reused while every one of them is the same, and an
- * item sets only the recall's four. Reused bytes are those of the item's own
- * values, compared field by field: they can never carry another belief's.
+ * cold snapshot returns about 40. So the belief's fields are encoded once and
+ * reused while every one of them is the same; an item encodes only the
+ * recall's four, and the items field is joined from both (repeated-field.ts).
+ * Reused bytes are those of the item's own values, compared field by field:
+ * they can never carry another belief's.
  */
 
 /**
- * Items whose belief fields are kept: about 2.3 KB each (a dozen fields, each
- * its own view of the bytes), so about 9 MiB when full; then it starts over.
- * A snapshot's items recur from session to session, an in-turn recall's less.
+ * Items whose belief fields are kept (the item compared against, and its
+ * fields' bytes); then it starts over. A snapshot's items recur from session
+ * to session, an in-turn recall's less.
  */
 const MAX_ITEMS = 4_096;
 
 interface Encoded {
   readonly item: domain.RecalledBelief;
-  readonly fields: readonly UnknownField[];
+  readonly bytes: Uint8Array;
 }
 
 const ENCODED = new Map<string, Encoded>();
@@ -60,15 +61,25 @@ function sameBeliefFields(a: domain.RecalledBelief, b: domain.RecalledBelief): b
   return BELIEF_KEYS.every((k) => (BELIEF_FIELDS[k] as (x: unknown, y: unknown) => boolean)(a[k], b[k]));
 }
 
-/** `b` as its message, for a binary client (reply-format.ts). */
-export function preEncodedItem(b: domain.RecalledBelief): RecalledBelief {
+const ITEMS_FIELD = RecallResultSchema.field.items!.number;
+
+/** `r` as its message with its items joined from their pre-encoded fields, for a binary client (reply-format.ts). */
+export function withPreEncodedItems(r: domain.RecallResult): RecallResult {
+  const message = recallResultToProto({ ...r, items: [] });
+  message.$unknown = repeatedMessageField(ITEMS_FIELD, r.items.map(itemParts));
+  return message;
+}
+
+/** An item's encoded fields: the recall's own four, then its belief's (kept). */
+function itemParts(b: domain.RecalledBelief): Uint8Array[] {
   let encoded = ENCODED.get(b.beliefId);
   if (!encoded || !sameBeliefFields(encoded.item, b)) {
     if (ENCODED.size >= MAX_ITEMS) ENCODED.clear();
     // The recall's own fields at their defaults, which toBinary does not write.
     const item: domain.RecalledBelief = { ...b, carried: false, score: 0, arms: [], conflictWith: [] };
-    encoded = { item, fields: preEncode(RecalledBeliefSchema, recalledBeliefToProto(item)) };
+    encoded = { item, bytes: toBinary(RecalledBeliefSchema, recalledBeliefToProto(item)) };
     ENCODED.set(b.beliefId, encoded);
   }
-  return withPreEncoded(RecalledBeliefSchema, { carried: b.carried, score: b.score, arms: b.arms, conflictWith: b.conflictWith }, encoded.fields);
+  const own = create(RecalledBeliefSchema, { carried: b.carried, score: b.score, arms: b.arms, conflictWith: b.conflictWith });
+  return [toBinary(RecalledBeliefSchema, own), encoded.bytes];
 }

@@ -1,4 +1,5 @@
 import { create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import type { RecallResult, RecalledBelief, StoredBelief } from "../../src/domain/model.js";
@@ -8,7 +9,8 @@ import type { ArmOutcome } from "../../src/recall/arms/arm.js";
 import { armResultToProto } from "../../src/server/arm-result.js";
 import { cachedHitToProto } from "../../src/server/cached-result.js";
 import { recallResultToProto } from "../../src/server/convert.js";
-import { preEncodedItem } from "../../src/server/recalled-item.js";
+import { withPreEncodedItems } from "../../src/server/recalled-item.js";
+import { repeatedMessageField } from "../../src/server/repeated-field.js";
 import { preEncode, withPreEncoded } from "../../src/server/pre-encoded.js";
 import { repliesInBinary } from "../../src/server/reply-format.js";
 import { pick, prng, uid } from "./unit-helpers.js";
@@ -93,13 +95,31 @@ function expectSameDecoding(fast: Uint8Array, reflective: Uint8Array): RecallEve
 }
 
 describe("pre-encoded replies", () => {
-  it("preEncode splits a message into its fields: attached to an empty message they encode to the same bytes", () => {
+  it("preEncode keeps a message's fields: attached to an empty message they encode to the same bytes", () => {
     const rand = prng(11);
     for (let i = 0; i < 100; i++) {
       const message = recallResultToProto(randomResult(rand));
       const fields = preEncode(RecallResultSchema, message);
       const bytes = Buffer.from(toBinary(RecallResultSchema, withPreEncoded(RecallResultSchema, {}, fields)));
       expect(bytes.equals(toBinary(RecallResultSchema, message))).toBe(true);
+    }
+  });
+
+  it("a repeated message field joined from byte parts is what the library's writer writes for those messages", () => {
+    const rand = prng(17);
+    for (let i = 0; i < 300; i++) {
+      // Field numbers with one- to five-byte tags; parts long enough for two-byte lengths; empty ones too.
+      const no = pick(rand, [1, 2, 15, 16, 2047, 2048, 262_143, 536_870_911]);
+      const messages = Array.from({ length: Math.floor(rand() * 6) }, () =>
+        Array.from({ length: Math.floor(rand() * 4) }, () => Uint8Array.from({ length: Math.floor(rand() * 200) }, () => Math.floor(rand() * 256))),
+      );
+      const expected = new BinaryWriter();
+      for (const parts of messages) expected.tag(no, WireType.LengthDelimited).bytes(Buffer.concat(parts));
+      const field = repeatedMessageField(no, messages);
+      const written = new BinaryWriter();
+      for (const f of field) written.tag(f.no, f.wireType).raw(f.data);
+      expect(Buffer.from(written.finish())).toEqual(Buffer.from(expected.finish()));
+      expect(field.length).toBe(messages.length === 0 ? 0 : 1);
     }
   });
 
@@ -130,7 +150,7 @@ describe("pre-encoded replies", () => {
     };
     for (let i = 0; i < 300; i++) {
       const result: RecallResult = { ...randomResult(rand), items: Array.from({ length: Math.floor(rand() * 20) }, () => variant(pick(rand, beliefs))) };
-      expectSameDecoding(resultEvent(recallResultToProto(result, preEncodedItem)), resultEvent(recallResultToProto(result)));
+      expectSameDecoding(resultEvent(withPreEncodedItems(result)), resultEvent(recallResultToProto(result)));
     }
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RecalledBelief } from "../../src/domain/model.js";
 import { rankedJson } from "../../src/store/ranked-json.js";
-import { pick, prng, uid } from "./unit-helpers.js";
+import { pick, prng, randomRecalledBelief, uid } from "./unit-helpers.js";
 
 /**
  * Property: the trace's ranked text is exactly JSON.stringify of the ranked
@@ -9,34 +9,18 @@ import { pick, prng, uid } from "./unit-helpers.js";
  */
 
 const TEXTS = ["", "Andy prefers concise writing.", 'Quotes " and \\ backslashes', "Ünïcödé — 日本語 🚀", "line\nbreak\u2028sep\u0001", "lone \ud800 surrogate", "x".repeat(300)];
-const DAY_MS = 86_400_000;
 
 describe("ranked list JSON", () => {
   it("is JSON.stringify(ranked), byte for byte, as beliefs recur with the recall's fields or their own changed", () => {
     const rand = prng(23);
-    const date = () => new Date(Date.UTC(2024, 0, 1) + Math.floor(rand() * 900 * DAY_MS) + Math.floor(rand() * 1000));
-    // Keys in the order pipeline.ts builds a ranked item.
-    const item = (beliefId: string): RecalledBelief => {
-      const blocked = rand() < 0.2;
-      return {
+    // Keys in the order pipeline.ts builds a ranked item (randomRecalledBelief keeps it).
+    const item = (beliefId: string): RecalledBelief =>
+      randomRecalledBelief(rand, {
         beliefId,
-        subject: pick(rand, TEXTS),
-        statement: blocked ? "" : pick(rand, TEXTS),
-        beliefType: pick(rand, ["preference", "decision", ""]),
-        status: pick(rand, ["active", "provisional", "superseded", "expired"] as const),
-        confidenceBand: pick(rand, ["high", "medium", "low"] as const),
-        authority: pick(rand, ["user", "affirmed", "inferred"] as const),
-        originScope: pick(rand, ["veetbot", "", "atlas"]),
-        portability: pick(rand, ["portable", "contextual", "local"] as const),
-        carried: rand() < 0.3,
-        validFrom: date(),
-        validTo: rand() < 0.5 ? null : date(),
-        score: pick(rand, [0, -0, 1, rand() * 3 - 1, 1e-7 * rand(), 123456789.123]),
-        arms: Array.from({ length: Math.floor(rand() * 3) }, () => pick(rand, ["lexical", "structured", "delta"])),
-        conflictWith: Array.from({ length: Math.floor(rand() * 3) }, () => uid(Math.floor(rand() * 50))),
-        blocked,
-      };
-    };
+        texts: TEXTS,
+        id: () => uid(Math.floor(rand() * 50)),
+        score: () => pick(rand, [0, -0, 1, rand() * 3 - 1, 1e-7 * rand(), 123456789.123]),
+      });
     const beliefs = Array.from({ length: 15 }, (_, i) => item(uid(i)));
     const fields = Object.keys(beliefs[0]!).filter((k) => k !== "beliefId") as (keyof RecalledBelief)[];
     // The same belief as before, or with one field (its own or the recall's) taken from another item;

@@ -58,8 +58,10 @@ export function shuffle<T>(rand: () => number, items: readonly T[]): T[] {
   return out;
 }
 
-/** A random returned item with `beliefId`: statements from `texts`, conflict ids from `id`, a blocked one's statement empty. */
-// Keys in the order pipeline.ts builds a ranked item.
+/**
+ * A random returned item with `beliefId`: statements from `texts`, conflict ids from `id`, a blocked
+ * one's statement empty; its keys in the order pipeline.ts builds a ranked item.
+ */
 export function randomRecalledBelief(
   rand: () => number,
   options: { beliefId: string; texts: readonly string[]; id: () => string; score?: () => number },

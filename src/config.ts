@@ -40,7 +40,9 @@ const envSchema = z.object({
   RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
   RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
   RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
-  RECALL_TRACE_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(2),
+  // 10 ms: at one recall every few ms, a 2 ms window wrote each trace alone, and a statement per
+  // trace cost the sidecar and PostgreSQL about twice the CPU of a shared one (ADR 0001, sixth follow-up).
+  RECALL_TRACE_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(10),
   RECALL_TRACE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   RECALL_TRACE_SWEEP_BATCH: positiveInt.max(100_000).default(500),
   RECALL_UNCITED_WINDOW_HOURS: positiveInt.default(24),

@@ -103,7 +103,7 @@ describe("loadConfig: values", () => {
 
   it("reads the trace writer, sweep and feedback settings, with documented defaults", () => {
     expect(loadConfig({})).toMatchObject({
-      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, flushMs: 2, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
+      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, flushMs: 10, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
       faultTraceWriteFailures: 0,
     });
     const config = loadConfig({

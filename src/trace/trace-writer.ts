@@ -155,14 +155,24 @@ export class TraceWriter implements TraceRecorder {
    * pause: tests, drills and shutdown call it to try at once.
    */
   flush(): Promise<void> {
-    this.flushing ??= (async () => {
-      while (this.queue.length > 0) {
-        if (!(await this.writeNext())) return;
-      }
-    })().finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
+    return this.drain(Number.POSITIVE_INFINITY);
+  }
+
+  /** Up to `batches` batch writes, in order, after the writes already started by an earlier call. */
+  private drain(batches: number): Promise<void> {
+    // An earlier run's failure is its caller's; this run goes on after it.
+    const before = (this.flushing ?? Promise.resolve()).catch(() => {});
+    const run: Promise<void> = before
+      .then(async () => {
+        for (let n = 0; n < batches && this.queue.length > 0; n++) {
+          if (!(await this.writeNext())) return;
+        }
+      })
+      .finally(() => {
+        if (this.flushing === run) this.flushing = undefined;
+      });
+    this.flushing = run;
+    return run;
   }
 
   /**
@@ -219,12 +229,18 @@ export class TraceWriter implements TraceRecorder {
   }
 
   /** Arms the flush timer (no earlier than a pending retry), unless one is armed or shutdown has begun. */
+  /**
+   * The timer writes one batch, then waits again: traces queued while a
+   * batch is being written (a commit waits for its WAL flush, several ms)
+   * wait the flush delay for others to share their statement instead of
+   * going at once, alone, behind it. Only a full batch goes at once.
+   */
   private schedule(afterMs: number): void {
     if (this.timer || this.closed || this.queue.length === 0) return;
     const wait = Math.max(afterMs, this.retryAt - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.flush().then(() => this.schedule(this.options.flushDelayMs));
+      void this.drain(1).then(() => this.schedule(this.queue.length >= this.options.batchMax ? 0 : this.options.flushDelayMs));
     }, wait);
     this.timer.unref();
   }

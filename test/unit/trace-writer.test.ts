@@ -74,6 +74,23 @@ describe("TraceWriter", () => {
     expect(written).toEqual([t.id]);
   });
 
+  it("a trace queued while a batch is being written waits the flush delay, to share its statement with the next ones", async () => {
+    const { sink, batches, release } = scripted("hang");
+    const writer = traceWriter(sink, capturingLogger().logger, { flushDelayMs: 200 });
+    const [a, b, c, d] = [recallTrace(), recallTrace(), recallTrace(), recallTrace()];
+    await writer.record(P, a);
+    // a is being written (the write hangs), so no longer queued.
+    await eventually(() => writer.queuedTraceIds().length === 0);
+    // Queued during a's write (a commit waits for its WAL flush).
+    await writer.record(P, b);
+    await writer.record(P, c);
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    await writer.record(P, d);
+    await eventually(() => batches.length === 2);
+    expect(batches).toEqual([[a.id], [b.id, c.id, d.id]]);
+  });
+
   it("splits the queue into batches of at most batchMax, oldest first", async () => {
     const { sink, batches } = scripted();
     const writer = traceWriter(sink, capturingLogger().logger, { batchMax: 2 });

@@ -13,7 +13,7 @@ import { withoutStoreDeadline } from "../store/store-deadline.js";
  *
  * - A recall waits only until its trace is queued. Queued traces are written
  *   `flushDelayMs` later, all of them (up to `batchMax`) in one statement, so
- *   concurrent recalls share one write.
+ *   concurrent recalls share one write; then the timer waits again.
  * - Until it is written, a trace is read from the queue: `pending` answers
  *   GetTrace from memory, and `settle` writes what a store read (the user
  *   view, citations, the corrections lookup) is about to look for.

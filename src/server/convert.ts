@@ -123,7 +123,7 @@ export function recalledBeliefToProto(b: domain.RecalledBelief): RecalledBelief 
   });
 }
 
-/** `item` converts each returned item (a binary reply passes server/recalled-item.ts's). */
+/** The result as its message, every item converted here (a binary reply's items are joined by server/recalled-item.ts instead). */
 export function recallResultToProto(r: domain.RecallResult): RecallResult {
   return create(RecallResultSchema, {
     items: r.items.map(recalledBeliefToProto),

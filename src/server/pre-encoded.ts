@@ -5,14 +5,15 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
  * Fields encoded once, written verbatim on every later reply. protobuf-es v2's
  * toBinary is reflective (about 13 µs per RecalledBelief), and some replies
  * repeat what an earlier one encoded: a cached snapshot's ~10.5 KiB result
- * (cached-result.ts), an arm candidate's belief id (arm-result.ts), a returned
- * item's belief fields (recalled-item.ts). toBinary
- * writes a message's `$unknown` fields as they are (tag, then the bytes), so
- * the stable fields are encoded by toBinary itself, kept as one such entry,
- * and attached to a message that sets only what varies. Nothing here knows a field layout; a decoder reads the
- * same fields, the varying ones first. Only toBinary writes `$unknown`, and
- * only with its default writeUnknownFields (main.ts passes no binaryOptions):
- * a JSON reply must be a whole message (reply-format.ts).
+ * (cached-result.ts; an arm event's candidates and a result's items are
+ * joined from kept bytes the same way, repeated-field.ts). toBinary writes a
+ * message's `$unknown` fields as they are (tag, then the bytes), so the
+ * stable fields are encoded by toBinary itself, kept as one such entry, and
+ * attached to a message that sets only what varies. Nothing here knows a
+ * field layout; a decoder reads the same fields, the varying ones first.
+ * Only toBinary writes `$unknown`, and only with its default
+ * writeUnknownFields (main.ts passes no binaryOptions): a JSON reply must be
+ * a whole message (reply-format.ts).
  */
 
 /**

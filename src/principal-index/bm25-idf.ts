@@ -32,7 +32,7 @@ const remembered = new Map<number, number>();
 const REMEMBERED_MAX = 65_536;
 
 /** ln(p / q), correctly rounded, for positive integers below 2^52. */
-export function lnOfRatio(p: number, q: number): number {
+function lnOfRatio(p: number, q: number): number {
   // p / q as a double-double: the quotient and the quotient of its exact remainder.
   const xh = p / q;
   twoProduct(xh, q);

@@ -4,10 +4,11 @@ import type { SqlClient } from "./sql-client.js";
 /**
  * Through PGlite's query API the trace batch insert is parsed, analysed and
  * planned on every flush, and that costs more than running it (EXPLAIN
- * ANALYZE: 0.8 ms planning and 1.8 ms executing of a 5.8 ms statement). Measured on PGlite 0.5 with the bench's in-turn
- * traces, one trace a statement: 5.8 ms a statement (9.8 when it counts
- * recall misses); the same statement inside a PL/pgSQL function, which keeps
- * its statements' plans for the session, 3.65 (4.0). So a statement run on
+ * ANALYZE: 0.8 ms planning and 1.8 ms executing of a 5.8 ms statement).
+ * Measured on PGlite 0.5 with the bench's in-turn traces, one trace a
+ * statement: 5.8 ms a statement (9.8 when it counts recall misses); the same
+ * statement inside a PL/pgSQL function, which keeps its statements' plans for
+ * the session, 3.65 (4.0). So a statement run on
  * every flush is wrapped, once per session, in a temporary function made from
  * its own text, and called by name. PostgreSQL needs none of this: postgres.js
  * prepares every statement.

@@ -228,12 +228,13 @@ export class TraceWriter implements TraceRecorder {
     return this.metrics;
   }
 
-  /** Arms the flush timer (no earlier than a pending retry), unless one is armed or shutdown has begun. */
   /**
-   * The timer writes one batch, then waits again: traces queued while a
-   * batch is being written (a commit waits for its WAL flush, several ms)
-   * wait the flush delay for others to share their statement instead of
-   * going at once, alone, behind it. Only a full batch goes at once.
+   * Arms the flush timer (no earlier than a pending retry), unless one is
+   * armed or shutdown has begun. The timer writes one batch, then waits
+   * again: traces queued while a batch is being written (a commit waits for
+   * its WAL flush, several ms) wait the flush delay for others to share their
+   * statement instead of going at once, alone, behind it. Only a full batch
+   * goes at once.
    */
   private schedule(afterMs: number): void {
     if (this.timer || this.closed || this.queue.length === 0) return;

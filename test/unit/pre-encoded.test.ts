@@ -13,7 +13,7 @@ import { withPreEncodedItems } from "../../src/server/recalled-item.js";
 import { repeatedMessageField } from "../../src/server/repeated-field.js";
 import { preEncode, withPreEncoded } from "../../src/server/pre-encoded.js";
 import { repliesInBinary } from "../../src/server/reply-format.js";
-import { pick, prng, randomRecalledBelief, uid } from "./unit-helpers.js";
+import { pick, prng, uid } from "./unit-helpers.js";
 
 /**
  * Property: a pre-encoded reply decodes to exactly what the reflective one
@@ -34,7 +34,27 @@ function randomResult(rand: () => number): RecallResult {
   const date = () => new Date(Date.UTC(2024, 0, 1) + Math.floor(rand() * 900 * DAY_MS) + Math.floor(rand() * 1000));
   const some = <T>(items: readonly T[], max: number) => Array.from({ length: Math.floor(rand() * (max + 1)) }, () => pick(rand, items));
   const id = () => uid(Math.floor(rand() * 1_000_000));
-  const item = (): RecalledBelief => randomRecalledBelief(rand, { beliefId: id(), texts: TEXTS, id });
+  const item = (): RecalledBelief => {
+    const blocked = rand() < 0.2;
+    return {
+      beliefId: id(),
+      subject: pick(rand, TEXTS),
+      statement: blocked ? "" : pick(rand, TEXTS),
+      beliefType: pick(rand, ["preference", "decision", "project_fact", ""]),
+      status: pick(rand, ["active", "provisional", "superseded", "expired"] as const),
+      confidenceBand: pick(rand, ["high", "medium", "low"] as const),
+      authority: pick(rand, ["user", "affirmed", "inferred"] as const),
+      originScope: pick(rand, ["veetbot", "", "atlas"]),
+      portability: pick(rand, ["portable", "contextual", "local"] as const),
+      carried: rand() < 0.3,
+      validFrom: date(),
+      validTo: rand() < 0.5 ? null : date(),
+      score: rand() < 0.1 ? 0 : rand() * 2 - 0.5,
+      arms: some(ARMS, 3),
+      conflictWith: Array.from({ length: Math.floor(rand() * 3) }, id),
+      blocked,
+    };
+  };
   return {
     items: Array.from({ length: Math.floor(rand() * 45) }, item),
     rendered: some(TEXTS, 40).join("\n"),

@@ -1,4 +1,4 @@
-import type { Belief, RecalledBelief, StoredBelief } from "../../src/domain/model.js";
+import type { Belief, StoredBelief } from "../../src/domain/model.js";
 import { belief } from "../support/fixtures.js";
 
 /**
@@ -56,34 +56,4 @@ export function shuffle<T>(rand: () => number, items: readonly T[]): T[] {
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out;
-}
-
-/**
- * A random returned item with `beliefId`: statements from `texts`, conflict ids from `id`, a blocked
- * one's statement empty; its keys in the order pipeline.ts builds a ranked item.
- */
-export function randomRecalledBelief(
-  rand: () => number,
-  options: { beliefId: string; texts: readonly string[]; id: () => string; score?: () => number },
-): RecalledBelief {
-  const date = () => new Date(Date.UTC(2024, 0, 1) + Math.floor(rand() * 900 * DAY_MS) + Math.floor(rand() * 1000));
-  const blocked = rand() < 0.2;
-  return {
-    beliefId: options.beliefId,
-    subject: pick(rand, options.texts),
-    statement: blocked ? "" : pick(rand, options.texts),
-    beliefType: pick(rand, ["preference", "decision", "project_fact", ""]),
-    status: pick(rand, ["active", "provisional", "superseded", "expired"] as const),
-    confidenceBand: pick(rand, ["high", "medium", "low"] as const),
-    authority: pick(rand, ["user", "affirmed", "inferred"] as const),
-    originScope: pick(rand, ["veetbot", "", "atlas"]),
-    portability: pick(rand, ["portable", "contextual", "local"] as const),
-    carried: rand() < 0.3,
-    validFrom: date(),
-    validTo: rand() < 0.5 ? null : date(),
-    score: options.score ? options.score() : rand() < 0.1 ? 0 : rand() * 2 - 0.5,
-    arms: Array.from({ length: Math.floor(rand() * 4) }, () => pick(rand, ["structured", "lexical", "delta", "semantic"])),
-    conflictWith: Array.from({ length: Math.floor(rand() * 3) }, options.id),
-    blocked,
-  };
 }

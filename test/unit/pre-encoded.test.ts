@@ -154,6 +154,26 @@ describe("pre-encoded replies", () => {
     }
   });
 
+  it("an item's own fields decode as the library writes them, at the edges of their values", () => {
+    const rand = prng(19);
+    const scores = [0, -0, Number.NaN, Infinity, -Infinity, Number.MIN_VALUE, -Number.MAX_VALUE, 1, -1e-300];
+    // Strings of one- and two-byte lengths, and of multi-byte characters.
+    const strings = ["", "lexical", "ünïcödé 🚀", "x".repeat(127), "y".repeat(128), "日本語".repeat(50)];
+    for (let i = 0; i < 200; i++) {
+      const items = randomResult(rand).items.map((item) => ({
+        ...item,
+        carried: rand() < 0.5,
+        score: pick(rand, scores),
+        arms: Array.from({ length: Math.floor(rand() * 4) }, () => pick(rand, strings)),
+        conflictWith: Array.from({ length: Math.floor(rand() * 4) }, () => pick(rand, strings)),
+      }));
+      const result: RecallResult = { ...randomResult(rand), items };
+      // Structurally only: the library's `equals` holds NaN unequal to itself.
+      const decode = (bytes: Uint8Array) => fromBinary(RecallEventSchema, bytes);
+      expect(decode(resultEvent(withPreEncodedItems(result)))).toEqual(decode(resultEvent(recallResultToProto(result))));
+    }
+  });
+
   it("an arm's candidates decode with their belief ids and ranks, the ids' fields shared between calls", () => {
     const rand = prng(5);
     const outcome = (): ArmOutcome => {

@@ -40,8 +40,7 @@ function partsLength(parts: readonly Uint8Array[]): number {
   return length;
 }
 
-/** Bytes of `value` (an unsigned 32-bit integer) as a varint. */
-export function varintSize(value: number): number {
+function varintSize(value: number): number {
   let size = 1;
   while (value > 0x7f) {
     value >>>= 7;
@@ -51,7 +50,7 @@ export function varintSize(value: number): number {
 }
 
 /** An unsigned 32-bit varint at `at`; returns the offset after it. */
-export function writeVarint(bytes: Uint8Array, at: number, value: number): number {
+function writeVarint(bytes: Uint8Array, at: number, value: number): number {
   while (value > 0x7f) {
     bytes[at++] = (value & 0x7f) | 0x80;
     value >>>= 7;

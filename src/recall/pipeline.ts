@@ -35,7 +35,7 @@ import { scanStatements } from "./safety.js";
 import { gateSemanticOnly } from "./semantic-calibration.js";
 import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { heldBelowRelativeFloor } from "./relative-floor.js";
-import { RENDER_FOOTER, renderBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
+import { RENDER_FOOTER, renderedBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
 import { rankedCandidate, type RankedCandidate } from "./ranked-candidate.js";
 import { runArms } from "./run-arms.js";
 import { countTokens } from "./tokens.js";
@@ -249,9 +249,10 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     run.kind === "snapshot"
       ? assembleSnapshot(candidates, { ...limits, durableShare: policy.snapshotDurableShare, durableTypes: policy.durableTypes })
       : assemble(candidates, limits);
-  const rendered =
-    renderCorrections(corrections) +
-    renderBlock(asOf, policyVersion, assembled.admitted.map((c) => c.renderLine), query.knownAt);
+  // Each admitted line was rendered and counted when assembly weighed it.
+  const correctionsText = renderCorrections(corrections);
+  const block = renderedBlock(asOf, policyVersion, assembled.admitted.map((c) => c.line), query.knownAt);
+  const rendered = correctionsText + block.text;
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
 
   // Escalation: advise (never run) episodic search. A snapshot has no question to escalate.
@@ -273,7 +274,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const result: RecallResult = {
     items,
     rendered,
-    tokens: countTokens(rendered),
+    // Corrections end in a newline, so no token spans them and the block.
+    tokens: countTokens(correctionsText) + block.tokens,
     truncated: assembled.droppedForBudget.length > 0,
     armsDegraded: degraded,
     traceId,

@@ -1,4 +1,5 @@
 import type { Authority, ConfidenceBand } from "../domain/model.js";
+import { countTokens } from "./tokens.js";
 
 /**
  * Step 8 (render): the deterministic, trust-labelled memory block.
@@ -58,7 +59,24 @@ export function renderHeader(asOf: Date, policy: string, knownAt: Date | null = 
 export const RENDER_FOOTER = "</memory>";
 
 export function renderBlock(asOf: Date, policy: string, lines: readonly RenderLine[], knownAt: Date | null = null): string {
-  return [renderHeader(asOf, policy, knownAt), ...lines.map(renderLine), RENDER_FOOTER].join("\n") + "\n";
+  return joinBlock(renderHeader(asOf, policy, knownAt), lines.map(renderLine));
+}
+
+/**
+ * The same block from lines already rendered (renderLine), and its token
+ * count: the count of the whole text, summed from its parts'. No token spans
+ * a newline (tokens.ts counts no whitespace), and a line's count is
+ * remembered where the whole block's would be made again each recall.
+ */
+export function renderedBlock(asOf: Date, policy: string, lineTexts: readonly string[], knownAt: Date | null = null): { text: string; tokens: number } {
+  const header = renderHeader(asOf, policy, knownAt);
+  let tokens = countTokens(header) + countTokens(RENDER_FOOTER);
+  for (const line of lineTexts) tokens += countTokens(line);
+  return { text: joinBlock(header, lineTexts), tokens };
+}
+
+function joinBlock(header: string, lineTexts: readonly string[]): string {
+  return [header, ...lineTexts, RENDER_FOOTER].join("\n") + "\n";
 }
 
 /** Statements are one line in the block: a newline could otherwise forge a line of its own. */

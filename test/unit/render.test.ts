@@ -3,12 +3,15 @@ import {
   formatAsOf,
   RENDER_FOOTER,
   renderBlock,
+  renderedBlock,
   renderHeader,
   renderLine,
   shortId,
   type RenderLine,
 } from "../../src/recall/render.js";
 import { withheldText } from "../../src/recall/safety.js";
+import { countTokens } from "../../src/recall/tokens.js";
+import { seededRandom } from "../../src/bench/corpus.js";
 
 const AS_OF = new Date("2026-07-24T09:00:00Z");
 const ID = {
@@ -165,5 +168,28 @@ describe("renderBlock", () => {
     const c = renderBlock(new Date(AS_OF.getTime() + 1000), "retrieval@1", lines);
     expect(c).not.toBe(a);
     expect(c.split("\n").slice(1)).toEqual(a.split("\n").slice(1));
+  });
+});
+
+describe("renderedBlock: the block from rendered lines, with its token count", () => {
+  it("is renderBlock's text, with the whole text's count, for lines whose pieces sit at every edge (seeded)", () => {
+    const random = seededRandom(11);
+    // Digits, CJK, punctuation and long words at line starts and ends: where a piece could span a join.
+    const parts = ["123", "4567", "東京", "かな", "한국", "—", "!", "(x)", "supercalifragilistic", "naïve", "a", "", "  ", "42%", "e\u0301"];
+    const word = () => parts[Math.floor(random() * parts.length)]!;
+    for (let n = 0; n < 200; n++) {
+      const lines = Array.from({ length: Math.floor(random() * 12) }, (_, i) =>
+        line({
+          beliefId: ID.andy.replace("8f21a0c3", (0x10000000 + n * 16 + i).toString(16)),
+          statement: Array.from({ length: 1 + Math.floor(random() * 6) }, word).join(random() < 0.5 ? " " : ""),
+          band: random() < 0.5 ? "high" : "low",
+          withheld: random() < 0.1 ? withheldText("injection") : null,
+        }),
+      );
+      const knownAt = random() < 0.3 ? new Date("2026-07-01T00:00:00Z") : null;
+      const block = renderedBlock(AS_OF, "retrieval@6", lines.map(renderLine), knownAt);
+      expect(block.text).toBe(renderBlock(AS_OF, "retrieval@6", lines, knownAt));
+      expect(block.tokens).toBe(countTokens(block.text));
+    }
   });
 });

@@ -188,60 +188,83 @@ function compareAllPairs({ ranked, sets, positions, threshold, original }: Subje
  * The same by prefix filtering: with the group's words ordered rarest first,
  * two sets at or above the threshold share a word among the first
  * |x| − ⌈threshold·|x|⌉ + 1 of each, and only those prefixes are indexed.
+ * Words are numbered for the group, so each candidate's words become a
+ * sorted array of places and two candidates are compared by merging those
+ * (the same Jaccard as on the sets: about half the time of string lookups).
  */
 function comparePrefixes({ ranked, sets, positions, threshold, original }: SubjectGroup): void {
-  // Rarest first, then by the word: one total order, so prefixes are comparable. Each word is
-  // known by its place in that order, so a candidate's words sort as numbers.
-  const counted = [...wordFrequencies(positions.map((i) => sets[i]!))].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
-  const placeOf = new Map(counted.map(([w], place) => [w, place]));
-  // word's place → positions (in rank order) of the items whose prefix holds the word.
-  const index = new Map<number, number[]>();
-  const scratch: number[] = [];
-  // judged[j] === i: position j was already compared with item i.
-  const judged = new Int32Array(ranked.length).fill(-1);
-  for (const i of positions) {
-    const words = sets[i]!;
-    const places = ascendingPlaces(words, placeOf, scratch);
+  const { places, wordCount } = placesRarestFirst(positions.map((i) => sets[i]!));
+  // word's place → the group's members (in rank order) whose prefix holds the word.
+  const index: (number[] | undefined)[] = new Array(wordCount);
+  // judged[b] === a: member b was already compared with member a.
+  const judged = new Int32Array(positions.length).fill(-1);
+  for (let a = 0; a < positions.length; a++) {
+    const mine = places[a]!;
     // The epsilon keeps float noise (0.6 × 5) from shortening the prefix.
-    const prefixLength = words.size - Math.ceil(threshold * words.size - 1e-9) + 1;
-    // The highest-ranked (smallest) position that shares a prefix word and is a near-duplicate. Each
-    // word's positions ascend, so a list is read only up to the best found; each position is judged once.
-    let best = i;
+    const prefixLength = mine.length - Math.ceil(threshold * mine.length - 1e-9) + 1;
+    // The highest-ranked (smallest) member that shares a prefix word and is a near-duplicate. Each
+    // word's members ascend, so a list is read only up to the best found; each member is judged once.
+    let best = a;
     for (let k = 0; k < prefixLength; k++) {
-      for (const j of index.get(places[k]!) ?? []) {
-        if (j >= best) break;
-        if (judged[j] === i) continue;
-        judged[j] = i;
-        if (!related(ranked[j]!, ranked[i]!) && jaccard(sets[j]!, words) >= threshold) best = j;
+      for (const b of index[mine[k]!] ?? []) {
+        if (b >= best) break;
+        if (judged[b] === a) continue;
+        judged[b] = a;
+        if (!related(ranked[positions[b]!]!, ranked[positions[a]!]!) && sortedJaccard(places[b]!, mine) >= threshold) best = b;
       }
     }
-    if (best < i) original[i] = best;
-    for (let k = 0; k < prefixLength; k++) {
-      const holders = index.get(places[k]!);
-      if (holders) holders.push(i);
-      else index.set(places[k]!, [i]);
+    if (best < a) original[positions[a]!] = positions[best]!;
+    for (let k = 0; k < prefixLength; k++) (index[mine[k]!] ??= []).push(a);
+  }
+}
+
+/**
+ * Each set's words as their places in one total order of all the sets' words,
+ * ascending: rarest first (in fewest sets), then by the word itself.
+ */
+function placesRarestFirst(sets: readonly ReadonlySet<string>[]): { places: Int32Array[]; wordCount: number } {
+  const numberOf = new Map<string, number>();
+  const words: string[] = [];
+  const inSets: number[] = [];
+  const places = sets.map((set) => {
+    const numbers = new Int32Array(set.size);
+    let k = 0;
+    for (const w of set) {
+      let n = numberOf.get(w);
+      if (n === undefined) {
+        n = words.length;
+        numberOf.set(w, n);
+        words.push(w);
+        inSets.push(0);
+      }
+      inSets[n]! += 1;
+      numbers[k++] = n;
+    }
+    return numbers;
+  });
+  const order = Array.from(words.keys()).sort((x, y) => inSets[x]! - inSets[y]! || (words[x]! < words[y]! ? -1 : 1));
+  const placeOf = new Int32Array(words.length);
+  order.forEach((n, place) => (placeOf[n] = place));
+  for (const numbers of places) {
+    for (let k = 0; k < numbers.length; k++) numbers[k] = placeOf[numbers[k]!]!;
+    numbers.sort();
+  }
+  return { places, wordCount: words.length };
+}
+
+/** jaccard() of two sets given as ascending arrays of distinct numbers. */
+function sortedJaccard(a: Int32Array, b: Int32Array): number {
+  let shared = 0;
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i]! < b[j]!) i++;
+    else if (a[i]! > b[j]!) j++;
+    else {
+      shared += 1;
+      i++;
+      j++;
     }
   }
-}
-
-/** The places of `words` in ascending order, in `out` (cleared first; one array for every candidate). */
-function ascendingPlaces(words: ReadonlySet<string>, placeOf: ReadonlyMap<string, number>, out: number[]): number[] {
-  out.length = 0;
-  for (const w of words) {
-    const place = placeOf.get(w)!;
-    let i = out.length;
-    out.push(place);
-    for (; i > 0 && out[i - 1]! > place; i--) out[i] = out[i - 1]!;
-    out[i] = place;
-  }
-  return out;
-}
-
-/** In how many of `sets` each word is. */
-function wordFrequencies(sets: readonly ReadonlySet<string>[]): Map<string, number> {
-  const frequency = new Map<string, number>();
-  for (const words of sets) for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  return frequency;
+  return shared / (a.length + b.length - shared);
 }
 
 /**

@@ -381,17 +381,21 @@ describe("near-duplicate penalty", () => {
     };
     let found = 0;
     // Up to 80 items over two or three subjects: groups small enough to be compared pair by pair and
-    // large enough to be compared by prefixes.
-    for (let run = 0; run < 200; run++) {
-      const items = Array.from({ length: 2 + Math.floor(rand() * 80) }, (_, i) => {
-        const words = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => pick(rand, vocabulary));
-        return cand(i, `Andy ${words.join(" ")}.`, 1 - i / 100, { subject: pick(rand, ["Andy", "andy", "Priya"]) });
-      });
-      const expected = bruteForce(items);
-      found += expected.size;
-      expect(nearDuplicates(items, P)).toEqual(expected);
+    // large enough to be compared by prefixes. Then up to 200 items with longer statements from a larger
+    // vocabulary, as a recall about one subject has: long prefixes, many words in one set only.
+    const larger = [...vocabulary, ...Array.from({ length: 40 }, (_, i) => `word${i}`)];
+    for (const [runs, maxItems, maxWords, words] of [[200, 80, 6, vocabulary], [60, 200, 14, larger]] as const) {
+      for (let run = 0; run < runs; run++) {
+        const items = Array.from({ length: 2 + Math.floor(rand() * maxItems) }, (_, i) => {
+          const said = Array.from({ length: 1 + Math.floor(rand() * maxWords) }, () => pick(rand, words));
+          return cand(i, `Andy ${said.join(" ")}.`, 1 - i / 1000, { subject: pick(rand, ["Andy", "andy", "Priya"]) });
+        });
+        const expected = bruteForce(items);
+        found += expected.size;
+        expect(nearDuplicates(items, P)).toEqual(expected);
+      }
     }
-    expect(found).toBeGreaterThan(50);
+    expect(found).toBeGreaterThan(500);
   });
 
   it("is deterministic: the same first ranking gives the same order and scores, whatever order it was built in", () => {

@@ -82,8 +82,10 @@ describe("PostgreSQL outage and recovery", () => {
     await proxy.cut();
 
     const down = await eventually(() => unary(c.health, "Check", { service: "" }, {}), (r) => r.status === "NOT_SERVING");
-    // The whole reply (or the probe's error) in the failure message, not just a missing field.
-    expect(down).toMatchObject({ status: "NOT_SERVING" });
+    // The whole reply (or the probe's error) in the failure message, not just a missing field; and, when
+    // the probe could not connect, whether the sidecar is still running and what it logged last.
+    const exited = `sidecar exit code ${sidecar.child.exitCode}, signal ${sidecar.child.signalCode}; its log ends:\n${sidecar.logs().slice(-4000)}`;
+    expect(down, exited).toMatchObject({ status: "NOT_SERVING" });
     const search = await failure(unary(c.memory, "Search", { text: "bees" }, me));
     expect(search.code).toBe(grpc.status.UNAVAILABLE);
     const lost = beliefMsg({ statement: "Andy sold the bees." });

@@ -1,6 +1,7 @@
 import type { Config } from "../config.js";
 import { createLogger } from "../logger.js";
 import { startSidecar, type Sidecar } from "../main.js";
+import { keepServingThroughDriverRejections } from "../store/driver-rejections.js";
 import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
 
 /**
@@ -15,6 +16,7 @@ export async function runServe(config: Config, args: readonly string[] = []): Pr
   }
   const effective: Config = args.includes("--ephemeral") ? { ...config, store: { kind: "pglite", dataDir: EPHEMERAL_DATA_DIR } } : config;
   const logger = createLogger(effective.logLevel);
+  keepServingThroughDriverRejections(logger);
   const sidecar = await startSidecar(effective, logger);
   await untilSignalled(sidecar, logger);
   // Everything is closed: the process should now exit by itself. A handle some dependency left

@@ -1,6 +1,7 @@
 import { loadConfig } from "../config.js";
 import { createLogger } from "../logger.js";
 import { startSidecar } from "../main.js";
+import { keepServingThroughDriverRejections } from "../store/driver-rejections.js";
 import { eraseEveryPrincipal } from "./reset-store.js";
 import { parseFixtures, writeFixtures, type Fixture } from "./fixtures.js";
 
@@ -25,7 +26,9 @@ export async function runSidecarChild(firstMessage: Promise<unknown>): Promise<v
     if (first.type !== "fixtures") throw new Error(`expected the fixtures first, got "${first.type}"`);
     const config = loadConfig();
     const fixtures = await parseFixtures(first.fixtures, new Date());
-    const sidecar = await startSidecar(config, createLogger(config.logLevel));
+    const logger = createLogger(config.logLevel);
+    keepServingThroughDriverRejections(logger);
+    const sidecar = await startSidecar(config, logger);
     await writeFixtures(sidecar.store, fixtures);
 
     let stopping: Promise<void> | undefined;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, unary, type Clients } from "../support/grpc-client.js";
+import { unary, type Clients } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
-import { FaultProxy } from "../support/fault-proxy.js";
-import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
-import { freshPostgresDatabase } from "../support/stores.js";
+import type { FaultProxy } from "../support/fault-proxy.js";
+import { startProxiedSidecar, type ProxiedSidecar } from "../support/proxied-sidecar.js";
+import type { SidecarProcess } from "../support/sidecar-process.js";
 
 /**
  * Issue 12, defect 1: with the database path stalled for several seconds and
@@ -12,25 +12,17 @@ import { freshPostgresDatabase } from "../support/stores.js";
  * ended the process. Writes and reads keep running through the stall.
  */
 describe("a stalled PostgreSQL connection that is then reset", () => {
+  let running: ProxiedSidecar | undefined;
   let sidecar: SidecarProcess;
   let proxy: FaultProxy;
   let c: Clients;
-  let drop: () => Promise<void>;
   const me = newIdentity();
 
   beforeAll(async () => {
-    const db = await freshPostgresDatabase();
-    drop = db.drop;
-    proxy = await FaultProxy.for(db.url);
-    sidecar = await startSidecarProcess("pglite", { RECALL_DATABASE_URL: proxy.via(db.url), RECALL_HEALTH_INTERVAL_MS: "200" });
-    c = connect(sidecar.address);
+    running = await startProxiedSidecar({ RECALL_HEALTH_INTERVAL_MS: "200" });
+    ({ sidecar, proxy, c } = running);
   });
-  afterAll(async () => {
-    c?.close();
-    await sidecar?.stop();
-    await proxy?.close();
-    await drop?.();
-  });
+  afterAll(() => running?.stop());
 
   it("does not end the sidecar, which serves again afterwards", async () => {
     let running = true;

@@ -13,12 +13,20 @@ import * as net from "node:net";
  * - `restore()`: forwarding again. Stalled connections are reset (destroyed),
  *   as a stateful firewall or a rebooted peer would, unless `resume: true`,
  *   which delivers what they buffered (a late reply).
+ * - `reset()`: every open connection is destroyed, the port stays open (a
+ *   server restart the client reconnects through at once).
+ * - `cutWhenSent(marker, times)`: the next `times` connections whose client
+ *   sends bytes containing `marker` are destroyed right after sending them,
+ *   before any answer (a connection lost mid-statement, at a chosen statement).
  */
 export class FaultProxy {
   private server: net.Server | undefined;
   private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   mode: "pass" | "refuse" | "stall" = "pass";
   private repliesOnly = false;
+  private cut: { marker: Buffer; left: number } | undefined;
+  /** How many connections `cutWhenSent` has destroyed. */
+  cuts = 0;
   port = 0;
 
   constructor(private readonly upstream: { host: string; port: number }) {}
@@ -57,6 +65,14 @@ export class FaultProxy {
     for (const pair of this.pairs) pause(pair, this.repliesOnly);
   }
 
+  reset(): void {
+    for (const pair of this.pairs) destroy(pair);
+  }
+
+  cutWhenSent(marker: string, times = 1): void {
+    this.cut = { marker: Buffer.from(marker), left: times };
+  }
+
   async restore(options: { resume?: boolean } = {}): Promise<void> {
     const stalled = this.mode === "stall";
     this.mode = "pass";
@@ -93,6 +109,12 @@ export class FaultProxy {
         this.pairs.delete(pair);
       });
     }
+    client.on("data", (chunk: Buffer) => {
+      if (!this.cut || this.cut.left === 0 || !chunk.includes(this.cut.marker)) return;
+      this.cut.left -= 1;
+      this.cuts += 1;
+      destroy(pair);
+    });
     if (this.mode === "stall") pause(pair, this.repliesOnly);
     else forward(pair);
   }

@@ -114,6 +114,21 @@ describe("faults between the sidecar and PostgreSQL", () => {
     };
   }
 
+  /** Each write checked against the database, read directly once abandoned attempts have finished whatever they will. */
+  async function writeFindings(me: { tenant: string; principal: string }, writes: WriteOutcome[]) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const ids = writes.flatMap((w) => w.ids);
+    const rows = await direct<{ belief_id: string }[]>`
+      SELECT belief_id::text FROM beliefs WHERE tenant_id = ${me.tenant} AND principal_id = ${me.principal} AND belief_id = ANY(${ids}::uuid[])`;
+    const stored = new Set(rows.map((r) => r.belief_id));
+    const present = (w: WriteOutcome) => w.ids.filter((id) => stored.has(id)).length;
+    return {
+      acknowledgedMissing: writes.filter((w) => w.code === grpc.status.OK && present(w) !== BATCH),
+      failedCommitted: writes.filter((w) => w.code !== grpc.status.OK && !/may or may not/.test(w.details) && present(w) > 0),
+      halfWritten: writes.filter((w) => present(w) !== 0 && present(w) !== BATCH),
+    };
+  }
+
   const cases: { name: string; cut: () => Promise<void> | void; restore: () => Promise<void> }[] = [
     { name: "connections refused", cut: () => proxy.refuse(), restore: () => proxy.restore() },
     { name: "a stall, then a reset", cut: () => proxy.stall(), restore: () => proxy.restore() },
@@ -155,16 +170,7 @@ describe("faults between the sidecar and PostgreSQL", () => {
     expect(codes.filter((code) => code === grpc.status.UNAVAILABLE).length).toBeGreaterThan(0);
     expect(load.writes.filter((w) => w.code === grpc.status.OK).length).toBeGreaterThan(0);
 
-    // Let abandoned attempts finish whatever they will, then read the database directly.
-    await new Promise((r) => setTimeout(r, 1000));
-    const ids = load.writes.flatMap((w) => w.ids);
-    const rows = await direct<{ belief_id: string }[]>`
-      SELECT belief_id::text FROM beliefs WHERE tenant_id = ${me.tenant} AND principal_id = ${me.principal} AND belief_id = ANY(${ids}::uuid[])`;
-    const stored = new Set(rows.map((r) => r.belief_id));
-    const present = (w: WriteOutcome) => w.ids.filter((id) => stored.has(id)).length;
-    const acknowledgedMissing = load.writes.filter((w) => w.code === grpc.status.OK && present(w) !== BATCH);
-    const failedCommitted = load.writes.filter((w) => w.code !== grpc.status.OK && !/may or may not/.test(w.details) && present(w) > 0);
-    const halfWritten = load.writes.filter((w) => present(w) !== 0 && present(w) !== BATCH);
+    const { acknowledgedMissing, failedCommitted, halfWritten } = await writeFindings(me, load.writes);
     const count = (list: grpc.status[], code: grpc.status) => list.filter((x) => x === code).length;
     const writeCodes = load.writes.map((w) => w.code);
     // One line per case for the record (the ADR quotes it).
@@ -178,6 +184,33 @@ describe("faults between the sidecar and PostgreSQL", () => {
       }),
     );
     expect({ acknowledgedMissing, failedCommitted, halfWritten }).toEqual({ acknowledgedMissing: [], failedCommitted: [], halfWritten: [] });
+  });
+
+  it("backends terminated again and again (a failover, an administrator): no crash, UNAVAILABLE, no lost or phantom writes", async () => {
+    const me = newIdentity();
+    const load = startLoad(me);
+    await new Promise((r) => setTimeout(r, 1000));
+    // Every connection of the sidecar's, the listening ones included, ended by the server (57P01) every 50-250 ms.
+    for (const until = Date.now() + CUT_MS; Date.now() < until; ) {
+      await direct`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'recall'`;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
+    }
+    let status = "";
+    for (let i = 0; i < 100 && status !== "SERVING"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await unary(c.health, "Check", { service: "" }, {}, 1000).then((r) => r.status as string, () => "ERROR");
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    await load.stop();
+
+    expect(sidecar.child.exitCode).toBeNull();
+    expect(status).toBe("SERVING");
+    const codes = [...load.writes.map((w) => w.code), ...load.reads];
+    expect(codes.filter((code) => code !== grpc.status.OK && code !== grpc.status.UNAVAILABLE)).toEqual([]);
+    expect(codes.filter((code) => code === grpc.status.UNAVAILABLE).length).toBeGreaterThan(0);
+    // Writes land again once the terminations stop.
+    expect((await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg()] }, me, CALL_DEADLINE_MS)).written).toBe(1);
+    expect(await writeFindings(me, load.writes)).toEqual({ acknowledgedMissing: [], failedCommitted: [], halfWritten: [] });
   });
 
   it("logged no belief or query text at any level through all of it", () => {

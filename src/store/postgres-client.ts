@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
+import { Reservations, type Pool } from "./reservations.js";
 import { assertBefore, beforeDeadline, remainingMs, storeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
 
 type Sql = postgres.Sql<Record<string, never>>;
@@ -18,7 +19,11 @@ type Pending = PromiseLike<unknown>;
  * postgres.js 3.4.9 then writes to a null socket from a setImmediate, an
  * uncatchable TypeError that ends the process (porsager/postgres#1208). Here
  * a connection that failed at the connection level is never written to again,
- * nor released (the pool has already taken it back as closed).
+ * nor released (the pool has already taken it back as closed). Two more of
+ * its faults when a connection closes: a transaction waiting for a connection
+ * is dropped (reservations.ts asks again), and one whose own connection
+ * closed between statements would go on, outside it, on the re-opened one
+ * (each transaction checks its session after any close; ADR 0003).
  */
 export interface PostgresClientOptions {
   /**
@@ -32,10 +37,13 @@ export interface PostgresClientOptions {
 
 export function createPostgresClient(url: string, poolMax: number, options: PostgresClientOptions = {}): SqlClient {
   const prepare = options.prepare ?? true;
+  // The pool's close handler needs the reservations, which reserve from the pool (only once it exists).
+  const reservations = new Reservations(() => sql);
   const sql = postgres(url, {
     max: poolMax,
     prepare,
     onnotice: () => {},
+    onclose: () => reservations.connectionClosed(),
     // int8 as a JS number, as PGlite returns it: positions and counts stay far below 2^53.
     types: {
       bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
@@ -48,7 +56,7 @@ export function createPostgresClient(url: string, poolMax: number, options: Post
     async exec(script: string) {
       await sql.unsafe(script);
     },
-    transaction: (work) => transaction(sql, work, prepare),
+    transaction: (work) => transaction(reservations, work, prepare),
     async listen(channel, onNotify, onConnect) {
       const { unlisten } = await sql.listen(channel, (payload) => onNotify(payload), () => onConnect?.());
       return unlisten;
@@ -84,33 +92,52 @@ async function bounded<T extends Row>(
  * deadline), `work`, then COMMIT only if the deadline has not passed. A
  * COMMIT whose reply is lost or late is reported as an unknown outcome.
  */
-async function transaction<T>(sql: Sql, work: (tx: SqlClient) => Promise<T>, prepare: boolean): Promise<T> {
+async function transaction<T>(pool: Pool, work: (tx: SqlClient) => Promise<T>, prepare: boolean): Promise<T> {
   const at = storeDeadline();
   assertBefore(at);
   const state = { commitSent: false };
-  const attempt = runTransaction(sql, work, at, state, prepare);
+  const attempt = runTransaction(pool, work, at, state, prepare);
   return beforeDeadline(attempt, at, () => (state.commitSent ? new WriteOutcomeUnknownError() : new StoreTimeoutError()));
 }
 
+const connectionClosed = () => Object.assign(new Error("transaction connection closed"), { code: "CONNECTION_CLOSED" });
+
 async function runTransaction<T>(
-  sql: Sql,
+  pool: Pool,
   work: (tx: SqlClient) => Promise<T>,
   at: number | undefined,
   state: { commitSent: boolean },
   prepare: boolean,
 ): Promise<T> {
-  const reserved = await sql.reserve();
+  const reserved = await pool.reserve();
   let usable = true;
   let begun = false;
-  // Every statement of the transaction goes through here: a connection-level failure retires the connection.
-  const run = async <R extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]> => {
-    if (!usable) throw Object.assign(new Error("transaction connection closed"), { code: "CONNECTION_CLOSED" });
+  let sessionPid = 0;
+  let closesSeen = pool.closes;
+  const send = async <R extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]> => {
+    if (!usable) throw connectionClosed();
     try {
       return await bounded<R>(reserved, text, params, options, prepare);
     } catch (error) {
       if (!answeredByServer(error) && !(error instanceof StoreTimeoutError)) usable = false;
       throw error;
     }
+  };
+  // When a pool connection closed since the last statement, it may have been this one, already
+  // re-opened by postgres.js behind the same handle: the session (its pid) must still be the one
+  // that began, or the next statement would run outside the transaction and commit on its own.
+  const confirmSession = async () => {
+    if (pool.closes === closesSeen) return;
+    closesSeen = pool.closes;
+    const [row] = await send<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    if (Number(row?.pid) === sessionPid) return;
+    usable = false;
+    throw connectionClosed();
+  };
+  // Every statement of the transaction goes through here: a connection-level failure retires the connection.
+  const run = async <R extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]> => {
+    await confirmSession();
+    return send<R>(text, params, options);
   };
   try {
     // A connection that arrives after the deadline goes back unused.
@@ -122,10 +149,12 @@ async function runTransaction<T>(
             .map((name) => `; SET LOCAL ${name} = ${remainingMs(at)}`)
             .join("");
     begun = true;
-    // Without parameters, one simple-protocol round trip for all four statements.
-    await run(`BEGIN${timeouts}`);
+    // Without parameters, one simple-protocol round trip for every statement; one result each.
+    const results = (await send(`BEGIN${timeouts}; SELECT pg_backend_pid() AS pid`)) as unknown as { pid: number }[][];
+    sessionPid = Number(results[results.length - 1]![0]!.pid);
     const result = await work(transactionClient(run));
     assertBefore(at);
+    await confirmSession();
     state.commitSent = true;
     try {
       await reserved.unsafe("COMMIT");

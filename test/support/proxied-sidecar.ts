@@ -8,6 +8,8 @@ export interface ProxiedSidecar {
   sidecar: SidecarProcess;
   proxy: FaultProxy;
   c: Clients;
+  /** The database's own URL, not through the proxy. */
+  databaseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export async function startProxiedSidecar(env: Record<string, string> = {}): Pro
     sidecar,
     proxy,
     c,
+    databaseUrl: db.url,
     async stop() {
       c.close();
       await sidecar.stop();

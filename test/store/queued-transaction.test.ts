@@ -11,9 +11,11 @@ import { freshPostgresDatabase } from "../support/stores.js";
  * connection for the first waiting request, and when that request is a
  * reserved connection, the new connection's set-up drops it, so it would
  * wait for ever (here: until its deadline, then fail). It must get the next
- * connection instead. PostgreSQL only: PGlite has no pool.
+ * connection instead. And the transaction whose connection was lost must not
+ * go on, outside itself, on the connection re-opened behind its handle.
+ * PostgreSQL only: PGlite has no pool.
  */
-describe("a transaction queued for a connection when one is lost (postgres)", () => {
+describe("transactions when a pool connection is lost (postgres)", () => {
   let db: SqlClient;
   let admin: postgres.Sql;
   let drop: () => Promise<void>;

@@ -16,10 +16,8 @@ import type { Logger } from "../logger.js";
  * bug of ours and is thrown again, which ends the process exactly as Node's
  * default would.
  */
-export function keepServingThroughDriverRejections(logger: Pick<Logger, "warn">): () => void {
-  const listener = driverRejectionListener(logger);
-  process.on("unhandledRejection", listener);
-  return () => process.off("unhandledRejection", listener);
+export function keepServingThroughDriverRejections(logger: Pick<Logger, "warn">): void {
+  process.on("unhandledRejection", driverRejectionListener(logger));
 }
 
 /** The `unhandledRejection` listener: a driver error is logged, anything else thrown again (the process ends). */

@@ -1,10 +1,8 @@
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { grpc, unary, type Clients } from "../support/grpc-client.js";
+import { grpc, unary } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
-import type { FaultProxy } from "../support/fault-proxy.js";
 import { startProxiedSidecar, type ProxiedSidecar } from "../support/proxied-sidecar.js";
-import type { SidecarProcess } from "../support/sidecar-process.js";
 
 /**
  * postgres.js sets up each new connection with a query of its own (the array
@@ -15,20 +13,17 @@ import type { SidecarProcess } from "../support/sidecar-process.js";
  * connection, which then waited out its deadline. Neither may cost a call.
  */
 describe("a PostgreSQL connection lost while postgres.js sets it up", () => {
-  let running: ProxiedSidecar | undefined;
-  let sidecar: SidecarProcess;
-  let proxy: FaultProxy;
-  let c: Clients;
+  let s: ProxiedSidecar | undefined;
   const me = newIdentity();
 
   beforeAll(async () => {
     // No health probe during the test: only its own writes open connections.
-    running = await startProxiedSidecar({ RECALL_HEALTH_INTERVAL_MS: "600000" });
-    ({ sidecar, proxy, c } = running);
+    s = await startProxiedSidecar({ RECALL_HEALTH_INTERVAL_MS: "600000" });
   });
-  afterAll(() => running?.stop());
+  afterAll(() => s?.stop());
 
   it("keeps serving: the writes in flight go through on the next connection", async () => {
+    const { sidecar, proxy, c } = s!;
     const first = beliefMsg({ statement: "Andy keeps bees on the roof." });
     await unary(c.write, "PutBeliefs", { beliefs: [first] }, me);
 
@@ -57,7 +52,7 @@ describe("a PostgreSQL connection lost while postgres.js sets it up", () => {
     expect(health.status).toBe("SERVING");
     const last = beliefMsg({ statement: "Andy bought a new hive." });
     expect((await unary(c.write, "PutBeliefs", { beliefs: [last] }, me)).written).toBe(1);
-    const direct = postgres(running!.databaseUrl, { max: 1, onnotice: () => {} });
+    const direct = postgres(s!.databaseUrl, { max: 1, onnotice: () => {} });
     const rows = await direct<{ belief_id: string }[]>`
       SELECT belief_id::text FROM beliefs WHERE tenant_id = ${me.tenant} AND principal_id = ${me.principal}`;
     await direct.end();

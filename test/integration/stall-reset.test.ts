@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unary, type Clients } from "../support/grpc-client.js";
+import { unary } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
-import type { FaultProxy } from "../support/fault-proxy.js";
 import { startProxiedSidecar, type ProxiedSidecar } from "../support/proxied-sidecar.js";
-import type { SidecarProcess } from "../support/sidecar-process.js";
 
 /**
  * Issue 12, defect 1: with the database path stalled for several seconds and
@@ -12,19 +10,16 @@ import type { SidecarProcess } from "../support/sidecar-process.js";
  * ended the process. Writes and reads keep running through the stall.
  */
 describe("a stalled PostgreSQL connection that is then reset", () => {
-  let running: ProxiedSidecar | undefined;
-  let sidecar: SidecarProcess;
-  let proxy: FaultProxy;
-  let c: Clients;
+  let s: ProxiedSidecar | undefined;
   const me = newIdentity();
 
   beforeAll(async () => {
-    running = await startProxiedSidecar({ RECALL_HEALTH_INTERVAL_MS: "200" });
-    ({ sidecar, proxy, c } = running);
+    s = await startProxiedSidecar({ RECALL_HEALTH_INTERVAL_MS: "200" });
   });
-  afterAll(() => running?.stop());
+  afterAll(() => s?.stop());
 
   it("does not end the sidecar, which serves again afterwards", async () => {
+    const { sidecar, proxy, c } = s!;
     let running = true;
     const load = async () => {
       while (running) {

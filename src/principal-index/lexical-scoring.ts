@@ -89,7 +89,7 @@ export function lexicalScores(
     }
     const named = names.has(b.subjectKey) ? s.namedSubjectBoost : 1;
     const dated = dateNamed && dateMatches(b.belief.validFrom, q.dates) ? s.dateBoost : 1;
-    return { belief: b.belief, armScore: roundLikePostgres(bm25 * named * dated, 12) };
+    return { belief: b.belief, armScore: roundLikePostgres(bm25 * named * dated, 12), memo: b.memo };
   });
   return scored.sort((x, y) => y.armScore - x.armScore || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, cap);
 }

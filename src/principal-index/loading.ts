@@ -2,6 +2,7 @@ import type { Principal, StoredBelief } from "../domain/model.js";
 import { BELIEF_COLUMNS, beliefFromRow } from "../store/belief-rows.js";
 import type { Row, SqlClient } from "../store/sql-client.js";
 import { parseTsvector, type TsEntry } from "./tsvector.js";
+import type { RowMemo } from "../recall/row-memo.js";
 
 /**
  * Loading a principal's index, and its delta: every statement's WHERE
@@ -31,6 +32,8 @@ export interface IndexedBelief {
   rank: number;
   /** Its ordinal in the principal's index (the same for every row of one belief id): where its columns and postings are. */
   ord: number;
+  /** What recall derives from this row alone, kept with it (recall/row-memo.ts). */
+  memo: RowMemo;
 }
 
 /** The principal's small tables and head, read in one statement. */
@@ -151,12 +154,14 @@ export function indexedFromRow(r: Row): IndexedBelief {
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
     rank: 0,
     ord: -1,
+    memo: {},
   };
 }
 
-/** Approximate heap held by one indexed belief, for the index's byte bound. */
+/** Approximate heap held by one indexed belief, for the index's byte bound: its memo counted as filled (its content words, a normalised copy of the statement). */
 export function indexedBytes(b: IndexedBelief): number {
   const text = b.belief.subject.length + b.belief.statement.length + b.subjectKey.length + b.belief.predicateKey.length;
   const terms = b.terms.reduce((sum, t) => sum + (t.lexeme.length + t.labels.length) * 2 + 120, 0);
-  return text * 2 + terms + 900;
+  const memo = b.belief.statement.length * 2 + 700;
+  return text * 2 + terms + memo + 900;
 }

@@ -226,7 +226,7 @@ export class PrincipalIndex implements CandidateSource {
       for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) add(ib);
     }
     // Arm score, then the fixed authority order (authority, confidence, evidence, id), as the SQL orders.
-    return firstK(matches, cap, (x, y) => y.armScore - x.armScore || x.ib.rank - y.ib.rank).map((m) => ({ belief: m.ib.belief, armScore: m.armScore }));
+    return firstK(matches, cap, (x, y) => y.armScore - x.armScore || x.ib.rank - y.ib.rank).map((m) => ({ belief: m.ib.belief, armScore: m.armScore, memo: m.ib.memo }));
   }
 
   /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match, each once. */
@@ -276,7 +276,7 @@ export class PrincipalIndex implements CandidateSource {
     const out: ArmCandidate[] = [];
     for (const ib of this.byPosition.ordered) {
       if (ib.belief.storePosition <= afterPosition || out.length >= cap) break;
-      if (eligible(ib)) out.push({ belief: ib.belief, armScore: 1 });
+      if (eligible(ib)) out.push({ belief: ib.belief, armScore: 1, memo: ib.memo });
     }
     return out;
   }

@@ -1,5 +1,6 @@
 import type { Correction, Principal, StoredBelief } from "../domain/model.js";
 import type { EligibilityFilter } from "./hard-filter.js";
+import type { RowMemo } from "./row-memo.js";
 
 /**
  * The read path's port: what the arms, the alias expansion and the
@@ -37,6 +38,8 @@ export interface ReadOptions {
 export interface ArmCandidate {
   belief: StoredBelief;
   armScore: number;
+  /** The row's memo, from a source that keeps its rows (the principal index). */
+  memo?: RowMemo;
 }
 
 /** Subject names a question names: exact phrases, and near misses of its capitalised words. */

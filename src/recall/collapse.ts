@@ -1,4 +1,5 @@
-import { lowerCased, StringMemo } from "./string-memo.js";
+import { lowerSubjectOf, type WithRowMemo } from "./row-memo.js";
+import { StringMemo } from "./string-memo.js";
 
 /**
  * Step 6: collapse and diversify, over ranked candidates (best first).
@@ -12,7 +13,7 @@ import { lowerCased, StringMemo } from "./string-memo.js";
  *   demoted them below the item they resemble.
  */
 
-export interface Collapsible {
+export interface Collapsible extends WithRowMemo {
   beliefId: string;
   subject: string;
   statement: string;
@@ -70,12 +71,12 @@ export function collapse<T extends Collapsible>(ranked: readonly T[], perSubject
       removed.set(b.beliefId, "superseded");
       continue;
     }
-    const normalised = NORMALISED.of(b.statement, normalise);
+    const normalised = normalisedOf(b);
     if (statements.has(normalised)) {
       removed.set(b.beliefId, "restatement");
       continue;
     }
-    const subject = lowerCased(b.subject);
+    const subject = lowerSubjectOf(b);
     const count = perSubject.get(subject) ?? 0;
     const isPartner = (partners.get(b.beliefId)?.size ?? 0) > 0;
     if (count >= perSubjectCap && !isPartner) {
@@ -106,6 +107,11 @@ function partnersOf(map: Map<string, Set<string>>, id: string): Set<string> {
 }
 
 const normalise = (statement: string) => statement.trim().replace(/\s+/g, " ").toLowerCase();
+
+/** The candidate's statement normalised: kept with its row when its source keeps a memo (recall/row-memo.ts). */
+function normalisedOf(b: Collapsible): string {
+  return b.memo ? (b.memo.normalisedStatement ??= normalise(b.statement)) : NORMALISED.of(b.statement, normalise);
+}
 
 /**
  * Recall after recall normalises the same statements (an index hands out the

@@ -17,7 +17,7 @@ import { assembleSnapshot, snapshotCacheKey } from "../moments/snapshot.js";
 import type { SnapshotCache } from "../moments/snapshot-cache.js";
 import type { SessionSnapshots } from "../moments/session-snapshots.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
-import type { CandidateRouter } from "./candidate-source.js";
+import type { ArmCandidate, CandidateRouter } from "./candidate-source.js";
 import { assemble } from "./assemble.js";
 import type { ArmObserver, ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
@@ -188,8 +188,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const corrections = await correcting;
 
   // 4. Fuse.
-  const beliefs = new Map<string, StoredBelief>();
-  for (const o of outcomes) for (const c of o.candidates) beliefs.set(c.belief.beliefId, c.belief);
+  const rows = new Map<string, ArmCandidate>();
+  for (const o of outcomes) for (const c of o.candidates) rows.set(c.belief.beliefId, c);
   const armsRun = outcomes.filter((o) => !o.degraded && o.candidates.length > 0).length;
   const fused = reciprocalRankFusion(
     outcomes.map((o) => ({ arm: o.arm, ids: o.candidates.map((c) => c.belief.beliefId), scores: o.candidates.map((c) => c.armScore) })),
@@ -199,11 +199,11 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // 5. Rank. A belief only the semantic arm found counts as far as its similarity does.
   const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
   const ranked = fused.map((f) => {
-    const belief = beliefs.get(f.beliefId)!;
+    const { belief, memo } = rows.get(f.beliefId)!;
     const carried = isCarried(belief, query.currentScope);
     // A historical query ranks a belief with the lifecycle it had at as_of.
     const s = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy);
-    return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity));
+    return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity), memo);
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
   // The penalty's last parts need the first ranking: a near-duplicate of a higher-ranked item, then

@@ -3,7 +3,8 @@ import { byScoreThenId } from "./assemble.js";
 import type { ProfileWeights, RetrievalPolicy } from "./policy.js";
 import { lexicalTerms } from "./query-former.js";
 import type { Collapsible } from "./collapse.js";
-import { lowerCased, StringPairMemo } from "./string-memo.js";
+import { lowerSubjectOf } from "./row-memo.js";
+import { StringPairMemo } from "./string-memo.js";
 
 /**
  * Step 5: the hand-weighted, versioned ranking function.
@@ -99,6 +100,12 @@ export function contentWords(statement: string, subject: string): ReadonlySet<st
   return words;
 }
 
+/** The candidate's content words: kept with its row when its source keeps a memo (recall/row-memo.ts). */
+function contentWordsOf(item: NearDuplicateCandidate): ReadonlySet<string> {
+  const memo = item.memo;
+  return memo ? (memo.contentWords ??= contentWords(item.statement, item.subject)) : contentWords(item.statement, item.subject);
+}
+
 /**
  * As many statements as the safety findings keep (safety.ts): a principal of
  * 100k beliefs recalls more distinct statements than a smaller bound holds,
@@ -133,12 +140,12 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
  */
 export function nearDuplicates<T extends NearDuplicateCandidate>(ranked: readonly T[], policy: RetrievalPolicy): Map<string, string> {
   const { threshold } = policy.nearDuplicate;
-  const sets = ranked.map((item) => contentWords(item.statement, item.subject));
+  const sets = ranked.map(contentWordsOf);
   // Positions in rank order by subject; an item without content words is nobody's near-duplicate.
   const bySubject = new Map<string, number[]>();
   ranked.forEach((item, i) => {
     if (sets[i]!.size === 0) return;
-    const subject = lowerCased(item.subject);
+    const subject = lowerSubjectOf(item);
     const group = bySubject.get(subject);
     if (group) group.push(i);
     else bySubject.set(subject, [i]);

@@ -1,7 +1,8 @@
 import type { StoredBelief } from "../domain/model.js";
+import type { RowMemo } from "./row-memo.js";
 
 /** A fused candidate on its way through rank, collapse, safety and assembly: the belief and its ranking. */
-export type RankedCandidate = StoredBelief & { arms: string[]; carried: boolean; score: number };
+export type RankedCandidate = StoredBelief & { arms: string[]; carried: boolean; score: number; memo: RowMemo | undefined };
 
 /**
  * The candidate as one flat object, every field written out. `{ ...belief,
@@ -12,7 +13,7 @@ export type RankedCandidate = StoredBelief & { arms: string[]; carried: boolean;
  * to 0.5 ms a call, with every result and trace unchanged). The type keeps
  * the list complete: a field added to StoredBelief fails to compile here.
  */
-export function rankedCandidate(b: StoredBelief, arms: string[], carried: boolean, score: number): RankedCandidate {
+export function rankedCandidate(b: StoredBelief, arms: string[], carried: boolean, score: number, memo?: RowMemo): RankedCandidate {
   return {
     beliefId: b.beliefId,
     subject: b.subject,
@@ -43,5 +44,6 @@ export function rankedCandidate(b: StoredBelief, arms: string[], carried: boolea
     arms,
     carried,
     score,
+    memo,
   };
 }

@@ -24,6 +24,7 @@ import { SECRET_RULES } from "./secret-rules.js";
 import { StringPairMemo } from "./string-memo.js";
 import { rulesetSecrets } from "./secret-ruleset.js";
 import { flatten, foldedViews } from "./text-fold.js";
+import type { WithRowMemo } from "./row-memo.js";
 
 export type SafetyReason = "injection" | "secret" | "private";
 export type SafetyVerdict = { ok: true } | { ok: false; reason: SafetyReason };
@@ -82,6 +83,12 @@ export function scanStatement(statement: string, beliefType: string): SafetyVerd
   return verdictOf(explainStatement(statement, beliefType));
 }
 
+/** A statement to scan, with its row's memo when its source keeps one (recall/row-memo.ts). */
+export interface ScannedItem extends WithRowMemo {
+  statement: string;
+  beliefType: string;
+}
+
 /**
  * The whole scan of a recall's statements, the ruleset included: one ruleset
  * call for all of them. The scan is a pure function of (type, statement), and
@@ -89,8 +96,8 @@ export function scanStatement(statement: string, beliefType: string): SafetyVerd
  * recall before (one principal's beliefs): findings are kept, a bounded number
  * of them, and only statements not seen yet are scanned.
  */
-export async function explainStatements(items: readonly { statement: string; beliefType: string }[]): Promise<(SafetyFinding | null)[]> {
-  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => SCANNED.get(i.beliefType, i.statement));
+export async function explainStatements(items: readonly ScannedItem[]): Promise<(SafetyFinding | null)[]> {
+  const findings: (SafetyFinding | null | undefined)[] = items.map((i) => (i.memo?.finding !== undefined ? i.memo.finding : SCANNED.get(i.beliefType, i.statement)));
   const fresh = items.flatMap((_, i) => (findings[i] === undefined ? [i] : []));
   for (const i of fresh) findings[i] = explainStatement(items[i]!.statement, items[i]!.beliefType);
   // The ruleset reads every view of the statements the rules above let through.
@@ -106,6 +113,9 @@ export async function explainStatements(items: readonly { statement: string; bel
     if (ruleId !== null && findings[item] === null) findings[item] = { reason: "secret", rule: ruleId };
   });
   for (const i of fresh) SCANNED.set(items[i]!.beliefType, items[i]!.statement, findings[i]!);
+  items.forEach((item, i) => {
+    if (item.memo) item.memo.finding = findings[i]!;
+  });
   return findings as (SafetyFinding | null)[];
 }
 
@@ -126,7 +136,7 @@ export async function prescanStatements(items: readonly { statement: string; bel
   }
 }
 
-export async function scanStatements(items: readonly { statement: string; beliefType: string }[]): Promise<SafetyVerdict[]> {
+export async function scanStatements(items: readonly ScannedItem[]): Promise<SafetyVerdict[]> {
   return (await explainStatements(items)).map(verdictOf);
 }
 

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { contentWords } from "../../src/recall/rank.js";
+import { collapse } from "../../src/recall/collapse.js";
+import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
+import { contentWords, nearDuplicates } from "../../src/recall/rank.js";
+import type { RowMemo } from "../../src/recall/row-memo.js";
+import { scanStatements } from "../../src/recall/safety.js";
 import { rankedCandidate } from "../../src/recall/ranked-candidate.js";
 import { storedBelief } from "./unit-helpers.js";
 
@@ -16,7 +20,36 @@ describe("the reply path's cheap forms", () => {
     });
     const c = rankedCandidate(b, ["lexical", "structured"], true, 1.25);
     expect(c).toEqual({ ...b, arms: ["lexical", "structured"], carried: true, score: 1.25 });
-    expect(Object.keys(c).sort()).toEqual([...Object.keys(b), "arms", "carried", "score"].sort());
+    expect(Object.keys(c).sort()).toEqual([...Object.keys(b), "arms", "carried", "score", "memo"].sort());
+    // The row's memo (recall/row-memo.ts), when its source keeps one, is the source's own object.
+    const memo = {};
+    expect(rankedCandidate(b, [], false, 0, memo).memo).toBe(memo);
+  });
+
+  it("a row's memo gives what the shared tables give, is filled once, and is what later recalls read", async () => {
+    const statements = ["Andy prefers concise writing.", "  Andy prefers  concise writing. ", "Andy prefers short, concise writing.", "Andy drives a red bike."];
+    const beliefs = statements.map((statement, i) =>
+      storedBelief({ beliefId: `c0ffee00-0000-4000-8000-00000000000${i}`, subject: i === 3 ? "ANDY" : "Andy", statement }),
+    );
+    const plain = beliefs.map((b, i) => rankedCandidate(b, ["lexical"], false, 1 - i / 10));
+    const memos: RowMemo[] = beliefs.map(() => ({}));
+    const kept = () => beliefs.map((b, i) => rankedCandidate(b, ["lexical"], false, 1 - i / 10, memos[i]));
+    expect(nearDuplicates(kept(), RETRIEVAL_POLICY)).toEqual(nearDuplicates(plain, RETRIEVAL_POLICY));
+    const outcome = (c: ReturnType<typeof collapse>) => ({ kept: c.kept.map((k) => k.beliefId), conflicts: c.conflicts, removed: c.removed });
+    expect(outcome(collapse(kept(), 10))).toEqual(outcome(collapse(plain, 10)));
+    expect(await scanStatements(kept())).toEqual(await scanStatements(plain));
+    memos.forEach((m, i) => {
+      expect(m.contentWords).toBe(contentWords(statements[i]!, beliefs[i]!.subject));
+      expect(m.normalisedStatement).toBe(statements[i]!.trim().replace(/\s+/g, " ").toLowerCase());
+      expect(m.lowerSubject).toBe(beliefs[i]!.subject.toLowerCase());
+      expect(m.finding).toBeNull();
+    });
+    // Read, not computed again: a memo that says otherwise is believed.
+    memos[1]!.normalisedStatement = "something else entirely";
+    memos[2]!.finding = { reason: "secret", rule: "test" };
+    expect(collapse(kept(), 10).removed.has(beliefs[1]!.beliefId)).toBe(false);
+    expect(collapse(plain, 10).removed.get(beliefs[1]!.beliefId)).toBe("restatement");
+    expect((await scanStatements(kept()))[2]).toEqual({ ok: false, reason: "secret" });
   });
 
   it("content words are the same when asked again, and differ by subject", () => {

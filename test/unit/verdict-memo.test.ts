@@ -29,6 +29,7 @@ function indexed(b: StoredBelief): IndexedBelief {
     times: { validFrom: b.validFrom.getTime(), validTo: ms(b.validTo), recordedAt: b.recordedAt.getTime(), retractedAt: ms(b.retractedAt), expiresHint: ms(b.expiresHint) },
     rank: 0,
     ord: -1,
+    memo: {},
   };
 }
 

@@ -2,7 +2,7 @@ import type { Principal, StoredBelief } from "../domain/model.js";
 import { BELIEF_COLUMNS, beliefFromRow } from "../store/belief-rows.js";
 import type { Row, SqlClient } from "../store/sql-client.js";
 import { parseTsvector, type TsEntry } from "./tsvector.js";
-import type { RowMemo } from "../recall/row-memo.js";
+import { RowMemo } from "../recall/row-memo.js";
 
 /**
  * Loading a principal's index, and its delta: every statement's WHERE
@@ -154,7 +154,7 @@ export function indexedFromRow(r: Row): IndexedBelief {
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
     rank: 0,
     ord: -1,
-    memo: {},
+    memo: new RowMemo(),
   };
 }
 

@@ -14,12 +14,13 @@ import { lowerCased } from "./string-memo.js";
  * Each field is filled the first time a recall needs it; every value is a
  * pure function of the row, the same whichever recall filled it.
  */
-export interface RowMemo {
-  contentWords?: ReadonlySet<string>;
-  normalisedStatement?: string;
-  lowerSubject?: string;
+export class RowMemo {
+  // Every field is there from the start, so every memo has one shape (filled in any order, it keeps it).
+  contentWords: ReadonlySet<string> | undefined = undefined;
+  normalisedStatement: string | undefined = undefined;
+  lowerSubject: string | undefined = undefined;
   /** Undefined until scanned; null when the statement may be rendered. */
-  finding?: SafetyFinding | null;
+  finding: SafetyFinding | null | undefined = undefined;
 }
 
 /** A candidate that may carry its row's memo. */

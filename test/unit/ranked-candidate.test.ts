@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { collapse } from "../../src/recall/collapse.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { contentWords, nearDuplicates } from "../../src/recall/rank.js";
-import type { RowMemo } from "../../src/recall/row-memo.js";
+import { RowMemo } from "../../src/recall/row-memo.js";
 import { scanStatements } from "../../src/recall/safety.js";
 import { rankedCandidate } from "../../src/recall/ranked-candidate.js";
 import { storedBelief } from "./unit-helpers.js";
@@ -22,7 +22,7 @@ describe("the reply path's cheap forms", () => {
     expect(c).toEqual({ ...b, arms: ["lexical", "structured"], carried: true, score: 1.25 });
     expect(Object.keys(c).sort()).toEqual([...Object.keys(b), "arms", "carried", "score", "memo"].sort());
     // The row's memo (recall/row-memo.ts), when its source keeps one, is the source's own object.
-    const memo = {};
+    const memo = new RowMemo();
     expect(rankedCandidate(b, [], false, 0, memo).memo).toBe(memo);
   });
 
@@ -32,7 +32,7 @@ describe("the reply path's cheap forms", () => {
       storedBelief({ beliefId: `c0ffee00-0000-4000-8000-00000000000${i}`, subject: i === 3 ? "ANDY" : "Andy", statement }),
     );
     const plain = beliefs.map((b, i) => rankedCandidate(b, ["lexical"], false, 1 - i / 10));
-    const memos: RowMemo[] = beliefs.map(() => ({}));
+    const memos = beliefs.map(() => new RowMemo());
     const kept = () => beliefs.map((b, i) => rankedCandidate(b, ["lexical"], false, 1 - i / 10, memos[i]));
     expect(nearDuplicates(kept(), RETRIEVAL_POLICY)).toEqual(nearDuplicates(plain, RETRIEVAL_POLICY));
     const outcome = (c: ReturnType<typeof collapse>) => ({ kept: c.kept.map((k) => k.beliefId), conflicts: c.conflicts, removed: c.removed });

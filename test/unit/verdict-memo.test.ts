@@ -7,6 +7,7 @@ import { requestedQuery } from "../../src/recall/query-former.js";
 import { effectiveQuery } from "../../src/recall/query-former.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { storedBelief, uid } from "./unit-helpers.js";
+import { RowMemo } from "../../src/recall/row-memo.js";
 
 /**
  * The principal index remembers live hard-filter verdicts between recalls
@@ -29,7 +30,7 @@ function indexed(b: StoredBelief): IndexedBelief {
     times: { validFrom: b.validFrom.getTime(), validTo: ms(b.validTo), recordedAt: b.recordedAt.getTime(), retractedAt: ms(b.retractedAt), expiresHint: ms(b.expiresHint) },
     rank: 0,
     ord: -1,
-    memo: {},
+    memo: new RowMemo(),
   };
 }
 

@@ -93,8 +93,9 @@ export interface ScannedItem extends WithRowMemo {
  * The whole scan of a recall's statements, the ruleset included: one ruleset
  * call for all of them. The scan is a pure function of (type, statement), and
  * a recall asks it of a few hundred candidates, mostly the same ones as the
- * recall before (one principal's beliefs): findings are kept, a bounded number
- * of them, and only statements not seen yet are scanned.
+ * recall before (one principal's beliefs): findings are kept, with the row
+ * when its source keeps a memo and in a bounded table, and only statements
+ * not seen yet are scanned.
  */
 export async function explainStatements(items: readonly ScannedItem[]): Promise<(SafetyFinding | null)[]> {
   const findings: (SafetyFinding | null | undefined)[] = items.map((i) => (i.memo?.finding !== undefined ? i.memo.finding : SCANNED.get(i.beliefType, i.statement)));

@@ -276,7 +276,6 @@ async function run(deps: PipelineDeps, p: Principal, probe: Probe): Promise<{ ar
   return { arms, outcome: step.value };
 }
 
-/** What must be equal between the two paths: everything but ids, latencies and arm finishing order. */
 /** Arm candidates as the port defines them: the index's also carry their rows' memos (recall/row-memo.ts), which SQL's cannot. */
 function withoutMemos<T>(answer: T): T {
   if (!Array.isArray(answer)) return answer;
@@ -287,6 +286,7 @@ function withoutMemos<T>(answer: T): T {
   }) as T;
 }
 
+/** What must be equal between the two paths: everything but ids, latencies and arm finishing order. */
 function comparable(r: { arms: ArmOutcome[]; outcome: RecallOutcome }) {
   const { traceId: _t, ...result } = r.outcome.result;
   const { id: _i, armLatenciesMs, ...trace } = r.outcome.trace;

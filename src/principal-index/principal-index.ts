@@ -57,8 +57,6 @@ export class PrincipalIndex implements CandidateSource {
   private aliases: ReadonlyMap<string, string> = new Map();
   private aliasesBySubject = new Map<string, string[]>();
   private beliefBytes = 0;
-  /** No row held has a store position above this: the highest seen, never lowered (a bound, exact or above). */
-  private maxRowPosition = 0;
 
   constructor(
     readonly principal: Principal,
@@ -119,7 +117,6 @@ export class PrincipalIndex implements CandidateSource {
         }
       }
       this.beliefBytes += indexedBytes(next);
-      if (next.belief.storePosition > this.maxRowPosition) this.maxRowPosition = next.belief.storePosition;
     }
   }
 
@@ -284,7 +281,8 @@ export class PrincipalIndex implements CandidateSource {
   async snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]> {
     this.own(p);
     // A correction needs a row written after the watermark (the old row or its successor): with none, there is none.
-    if (afterPosition >= this.maxRowPosition) return [];
+    const newest = this.byPosition.ordered[0];
+    if (newest === undefined || newest.belief.storePosition <= afterPosition) return [];
     const corrections: Correction[] = [];
     const latestFirst = (x: StoredBelief, y: StoredBelief) => y.validFrom.getTime() - x.validFrom.getTime() || compareIds(x.beliefId, y.beliefId);
     for (const id of new Set(returned)) {

@@ -26,7 +26,7 @@ describe("the reply path's cheap forms", () => {
     expect(rankedCandidate(b, [], false, 0, memo).memo).toBe(memo);
   });
 
-  it("a row's memo gives what the shared tables give, is filled once, and is what later recalls read", async () => {
+  it("a row's memo gives what the shared tables give, is filled, and is what later recalls read", async () => {
     const statements = ["Andy prefers concise writing.", "  Andy prefers  concise writing. ", "Andy prefers short, concise writing.", "Andy drives a red bike."];
     const beliefs = statements.map((statement, i) =>
       storedBelief({ beliefId: `c0ffee00-0000-4000-8000-00000000000${i}`, subject: i === 3 ? "ANDY" : "Andy", statement }),

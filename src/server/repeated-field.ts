@@ -40,7 +40,8 @@ function partsLength(parts: readonly Uint8Array[]): number {
   return length;
 }
 
-function varintSize(value: number): number {
+/** The bytes of `value` as an unsigned varint. */
+export function varintSize(value: number): number {
   let size = 1;
   while (value > 0x7f) {
     value >>>= 7;
@@ -50,7 +51,7 @@ function varintSize(value: number): number {
 }
 
 /** An unsigned 32-bit varint at `at`; returns the offset after it. */
-function writeVarint(bytes: Uint8Array, at: number, value: number): number {
+export function writeVarint(bytes: Uint8Array, at: number, value: number): number {
   while (value > 0x7f) {
     bytes[at++] = (value & 0x7f) | 0x80;
     value >>>= 7;

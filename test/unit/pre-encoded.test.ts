@@ -3,10 +3,10 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import type { RecallResult, RecalledBelief, StoredBelief } from "../../src/domain/model.js";
-import { MemoryService, RecallEventSchema, type RecallEvent } from "../../src/gen/memory/v1/memory_service_pb.js";
+import { ArmCandidateSchema, MemoryService, RecallEventSchema, type RecallEvent } from "../../src/gen/memory/v1/memory_service_pb.js";
 import { RecallResultSchema } from "../../src/gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../../src/recall/arms/arm.js";
-import { armResultToProto } from "../../src/server/arm-result.js";
+import { armResultToProto, beliefIdField } from "../../src/server/arm-result.js";
 import { cachedHitToProto } from "../../src/server/cached-result.js";
 import { recallResultToProto } from "../../src/server/convert.js";
 import { withPreEncodedItems } from "../../src/server/recalled-item.js";
@@ -193,6 +193,14 @@ describe("pre-encoded replies", () => {
       const decoded = expectSameDecoding(armEvent(o, true), armEvent(o, false));
       expect(decoded.event.case === "arm" && decoded.event.value.candidates.map((c) => c.beliefId)).toEqual(o.candidates.map((c) => c.belief.beliefId));
     }
+  });
+
+  it("an arm candidate's belief id field is the bytes toBinary writes for it", () => {
+    const rand = prng(11);
+    // UUIDs, the empty id, non-ASCII and lone surrogates (UTF-8 replaces them), and lengths whose varint takes two bytes.
+    const ids = ["", uid(1), "é", "\u{1f600}", "\ud800", "x".repeat(127), "y".repeat(128), "z".repeat(300)];
+    for (let i = 0; i < 200; i++) ids.push(Array.from({ length: Math.floor(rand() * 200) }, () => String.fromCodePoint(Math.floor(rand() * 0x2ffff))).join(""));
+    for (const beliefId of ids) expect(beliefIdField(beliefId)).toEqual(toBinary(ArmCandidateSchema, create(ArmCandidateSchema, { beliefId })));
   });
 
   it("are used only when connect serializes the replies in binary", async () => {

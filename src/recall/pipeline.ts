@@ -35,7 +35,8 @@ import { scanStatements } from "./safety.js";
 import { gateSemanticOnly } from "./semantic-calibration.js";
 import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank.js";
 import { heldBelowRelativeFloor } from "./relative-floor.js";
-import { RENDER_FOOTER, renderedBlock, renderHeader, renderLine, type RenderLine } from "./render.js";
+import { RENDER_FOOTER, renderedBlock, renderHeader, type RenderLine } from "./render.js";
+import { LineCandidate } from "./line-candidate.js";
 import { rankedCandidate, type RankedCandidate } from "./ranked-candidate.js";
 import { runArms } from "./run-arms.js";
 import { countTokens } from "./tokens.js";
@@ -220,20 +221,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const candidates = collapsed.kept.map((b, i) => {
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
     // A historical query bands a belief with the lifecycle it had at as_of.
-    const line = beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy, verdicts[i]!);
-    // The text is made only for the items assembly weighs (a snapshot weighs about 40 of 240).
-    let text: string | undefined;
-    return {
-      belief: b,
-      beliefId: b.beliefId,
-      beliefType: b.beliefType,
-      score: b.score,
-      conflictsWith,
-      renderLine: line,
-      get line() {
-        return (text ??= renderLine(line));
-      },
-    };
+    return new LineCandidate(b, conflictsWith, beliefLine(asHeldThen(b, filter.historical), b.carried, conflictsWith, policy, verdicts[i]!));
   });
 
   // 8. Assemble to budget and render.

@@ -5,6 +5,9 @@ import { contentWords, nearDuplicates } from "../../src/recall/rank.js";
 import { RowMemo } from "../../src/recall/row-memo.js";
 import { scanStatements } from "../../src/recall/safety.js";
 import { rankedCandidate } from "../../src/recall/ranked-candidate.js";
+import { beliefLine } from "../../src/recall/belief-line.js";
+import { LineCandidate } from "../../src/recall/line-candidate.js";
+import { renderLine, type RenderLine } from "../../src/recall/render.js";
 import { storedBelief } from "./unit-helpers.js";
 
 /** The reply path's cheaper forms must give exactly what the plain ones gave. */
@@ -24,6 +27,23 @@ describe("the reply path's cheap forms", () => {
     // The row's memo (recall/row-memo.ts), when its source keeps one, is the source's own object.
     const memo = new RowMemo();
     expect(rankedCandidate(b, [], false, 0, memo).memo).toBe(memo);
+  });
+
+  it("a line candidate renders its line the first time it is read, and only then", () => {
+    const b = rankedCandidate(storedBelief({ statement: "Andy prefers concise writing." }), ["lexical"], false, 0.5);
+    const plain = beliefLine(b, false, [], RETRIEVAL_POLICY, { ok: true });
+    let reads = 0;
+    // Counts reads of the line's fields: rendering reads them, nothing else here does.
+    const counted = new Proxy(plain, { get: (target, key) => ((reads += 1), Reflect.get(target, key)) }) as RenderLine;
+    const c = new LineCandidate(b, [], counted);
+    expect(reads).toBe(0);
+    expect([c.beliefId, c.beliefType, c.score, c.belief]).toEqual([b.beliefId, b.beliefType, 0.5, b]);
+    expect(c.renderLine).toBe(counted);
+    expect(c.line).toBe(renderLine(plain));
+    const afterFirst = reads;
+    expect(afterFirst).toBeGreaterThan(0);
+    expect(c.line).toBe(renderLine(plain));
+    expect(reads).toBe(afterFirst);
   });
 
   it("a row's memo gives what the shared tables give, is filled, and is what later recalls read", async () => {

@@ -9,8 +9,9 @@ import type { RecalledBelief } from "../domain/model.js";
  * of 60 took about 80 µs with JSON.stringify and 55 µs like this, a cold
  * snapshot's 240 about 300 and 230 µs (microbenchmark); the bytes are the
  * same (test/unit/ranked-json.test.ts). A belief's own strings (id, subject,
- * statement) are not kept: a large principal has more than any bounded
- * table holds, and one that starts over costs more than it saves.
+ * statement) are not kept: the embedded 50k principal's overflowed a table
+ * of 65,536, and its restarts cost more than it saved (0.25 ms a call,
+ * profiled).
  */
 export function rankedJson(ranked: readonly RecalledBelief[]): string {
   let out = "[";
@@ -30,8 +31,9 @@ export function rankedJson(ranked: readonly RecalledBelief[]): string {
 
 /**
  * The fields written above, in their order. A field added to RecalledBelief
- * and not written fails to compile here, rather than going missing from
- * every stored trace.
+ * fails to compile here until it is listed, and the ranked-json test fails
+ * until rankedJson writes what is listed: it cannot go missing from every
+ * stored trace unnoticed.
  */
 export const RANKED_FIELDS = [
   "beliefId",

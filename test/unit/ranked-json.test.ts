@@ -47,9 +47,8 @@ describe("a trace's ranked list as JSON text", () => {
     }
   });
 
-  it("writes every field of a ranked item, in the pipeline's order", () => {
+  it("writes every field RANKED_FIELDS names (which the type checks against RecalledBelief), in that order", () => {
     const written = JSON.parse(rankedJson([item(prng(1), 1)])) as Record<string, unknown>[];
     expect(Object.keys(written[0]!)).toEqual([...RANKED_FIELDS]);
-    expect(Object.keys(item(prng(1), 1))).toEqual([...RANKED_FIELDS]);
   });
 });

@@ -17,11 +17,16 @@ export interface SidecarProcess {
 /**
  * Starts `recall serve` with `env` (a PostgreSQL URL or a PGlite data
  * directory) and waits for its "listening" line. With `cpuProfileDir`, node
- * writes a CPU profile of the sidecar there when it stops.
+ * writes a CPU profile of the sidecar there when it stops. `build` runs
+ * another build's CLI, or node with flags of its own (bench:ab compares two).
  */
-export async function startSidecar(env: Record<string, string>, cpuProfileDir?: string): Promise<SidecarProcess> {
-  const nodeArgs = cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfileDir] : [];
-  const child = spawn(process.execPath, [...nodeArgs, CLI, "serve"], {
+export async function startSidecar(
+  env: Record<string, string>,
+  cpuProfileDir?: string,
+  build: { cli?: string; nodeFlags?: readonly string[] } = {},
+): Promise<SidecarProcess> {
+  const nodeArgs = [...(build.nodeFlags ?? []), ...(cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfileDir] : [])];
+  const child = spawn(process.execPath, [...nodeArgs, build.cli ?? CLI, "serve"], {
     env: { PATH: process.env.PATH ?? "", RECALL_HOST: "127.0.0.1", RECALL_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -60,4 +65,12 @@ export async function rssMiB(pid: number, which: "peak" | "now" = "peak"): Promi
   const field = which === "peak" ? "VmHWM" : "VmRSS";
   const kb = Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? NaN);
   return kb / 1024;
+}
+
+/** utime + stime of a process from /proc/PID/stat, all its threads, in ms (clock ticks of 10 ms); NaN where /proc is missing. */
+export async function cpuTimeMs(pid: number | undefined): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+  if (stat === null) return Number.NaN;
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }

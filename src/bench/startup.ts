@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
+import { cpuTimeMs } from "./sidecar-process.js";
 import { median } from "./stats.js";
 
 /**
@@ -38,13 +39,6 @@ interface Start {
   cpuMs: number;
 }
 
-/** utime + stime of a process from /proc/PID/stat, in ms (clock ticks of 10 ms). */
-async function cpuTimeMs(pid: number | undefined): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
-  if (stat === null) return Number.NaN;
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 async function startOnce(env: Record<string, string>): Promise<Start> {
   const t0 = performance.now();

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { openingGoals, OBJECTS, pickSkewed, queryTexts, seededRandom } from "../../src/bench/corpus.js";
 import { embeddedGenerationParams, generationParams, measuredLayout, measuredOwner, paramsKey } from "../../src/bench/generate.js";
 import { FLOOR_SCENARIO, formatTable, formatTargets, judgeTargets, met, ratioToFloor, throughputScaling } from "../../src/bench/report.js";
+import { formatSideBySide, pairOrder, sideResult, SWAP_EVERY } from "../../src/bench/side-by-side.js";
 import { median, medianOfRounds, summarize } from "../../src/bench/stats.js";
 import { lexicalTerms } from "../../src/recall/query-former.js";
 
@@ -150,5 +151,34 @@ describe("bench report", () => {
     expect(lines).toHaveLength(4);
     expect(lines[2]).toMatch(/^in-turn recall\s+1\s+2\s+1\.50\s+2\.50\s+2\.50\s+2\.00\s+500\s+–\s+0$/);
     expect(lines[3]).toMatch(/^SELECT 1\s+8\s+1\s+0\.10 .* floor$/);
+  });
+});
+
+describe("bench:ab, two sidecars side by side", () => {
+  it("alternates the sides, swapping which goes first every block of pairs", () => {
+    expect(pairOrder(0)).toEqual(["a", "b"]);
+    expect(pairOrder(SWAP_EVERY - 1)).toEqual(["a", "b"]);
+    expect(pairOrder(SWAP_EVERY)).toEqual(["b", "a"]);
+    expect(pairOrder(2 * SWAP_EVERY)).toEqual(["a", "b"]);
+    // Over whole blocks each side goes first equally often.
+    const firsts = Array.from({ length: 4 * SWAP_EVERY }, (_, i) => pairOrder(i)[0]);
+    expect(firsts.filter((s) => s === "a").length).toBe(2 * SWAP_EVERY);
+  });
+
+  it("reports each side's percentiles, CPU per call, and B − A", () => {
+    const a = sideResult("build A", [1, 2, 3, 4], 100, 8, 0);
+    const b = sideResult("build B", [2, 3, 4, 5], 100, 12, 1);
+    expect(a.cpuPerCallMs).toBe(2);
+    expect(b.cpuPerCallMs).toBe(3);
+    const table = formatSideBySide(a, b, { a: 4, b: 5 }).split("\n");
+    expect(table[0]).toMatch(/p50\s+p90\s+p95\s+p99\s+mean\s+cpu\/call/);
+    expect(table[1]!.split(/\s+/)).toEqual(["A", "2.00", "4.00", "4.00", "4.00", "2.50", "2.00"]);
+    expect(table[3]!.split(/\s+/)).toEqual(["B", "−", "A", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00"]);
+    expect(table[5]).toBe("B: build B (4 calls, 1 errors)");
+  });
+
+  it("says n/a for CPU when no call was measured", () => {
+    expect(sideResult("empty", [], 0, 5, 0).cpuPerCallMs).toBeNaN();
+    expect(formatSideBySide(sideResult("x", [], 0, 0, 0), sideResult("y", [], 0, 0, 0), { a: 0, b: 0 })).toContain("n/a");
   });
 });

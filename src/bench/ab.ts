@@ -141,7 +141,7 @@ async function main(argv: string[]): Promise<number> {
       const sidecar = await startSidecar({ RECALL_DATABASE_URL: options.databaseUrl, RECALL_LOG_LEVEL: "info", ...side.env }, undefined, side);
       started.push(sidecar);
       const client = connectBench(sidecar.address, { tenant: params.tenant, principal: who.principal }, 5_000);
-      sides.push({ side, sidecar, client, op: operation(options.scenario, client, who, options.seed), samples: [] as number[], errors: 0 });
+      sides.push({ side, sidecar, client, op: operation(options.scenario, client, who, options.seed), samples: [] as number[], errors: 0, firstError: "" });
     }
     // Each side opens its sessions and loads the principal's index before anything is timed.
     for (const s of sides) {
@@ -157,8 +157,10 @@ async function main(argv: string[]): Promise<number> {
       try {
         await s.op(seq);
         if (record) s.samples.push(performance.now() - t0);
-      } catch {
-        if (record) s.errors += 1;
+      } catch (error) {
+        if (!record) return;
+        s.errors += 1;
+        s.firstError ||= error instanceof Error ? error.message : String(error);
       }
     };
     for (let i = 0; i < options.warmup; i++) for (const name of pairOrder(i)) await call(bySide[name], i + 1, false);
@@ -172,6 +174,7 @@ async function main(argv: string[]): Promise<number> {
       `${options.scenario} calls of principal ${who.principal}, alternating A and B (first side swapped every 100 pairs); ms\n` +
         `${formatSideBySide(results[0]!, results[1]!, { a: percentile(a.samples, 90), b: percentile(b.samples, 90) })}\n`,
     );
+    for (const [name, s] of [["A", a], ["B", b]] as const) if (s.firstError) process.stdout.write(`${name}'s first error: ${s.firstError}\n`);
     for (const s of sides) s.client.close();
     return 0;
   } finally {

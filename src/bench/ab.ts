@@ -3,12 +3,11 @@ import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { generationParams, measuredPrincipals, prepareStore } from "./generate.js";
+import { benchDatabaseUrl, generationParams, prepareStore } from "./generate.js";
 import { connectBench, type BenchClient } from "./grpc-client.js";
 import { healthScenario, inTurnOp, openInTurnSessions, searchOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
 import { formatSideBySide, pairOrder, sideResult } from "./side-by-side.js";
 import { CLI, cpuTimeMs, startSidecar, type SidecarProcess } from "./sidecar-process.js";
-import { percentile } from "../eval/retrieval-metrics.js";
 
 /**
  * `npm run bench:ab`: two sidecars on the bench's 1M store at once, called
@@ -93,7 +92,7 @@ function parseOptions(argv: string[]): Options | null {
     calls: int("calls", values.calls, 3_000, 1),
     warmup: int("warmup", values.warmup, 1_500, 0),
     principal: values.principal!,
-    databaseUrl: values["database-url"] ?? process.env.RECALL_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/recall_bench",
+    databaseUrl: benchDatabaseUrl(values["database-url"]),
     seed: int("seed", values.seed, 7, 0),
   };
 }
@@ -125,8 +124,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const log = (line: string) => process.stderr.write(`bench:ab: ${line}\n`);
-  // The same store as npm run bench (reused when its parameters match, so usually no generation).
-  const params = generationParams({ beliefs: 1_000_000, measured: measuredPrincipals(10_000), principals: 2_000, seed: options.seed });
+  // npm run bench's store with its default sizes: reused when its parameters match (a store generated
+  // with other sizes is generated again).
+  const params = generationParams({ seed: options.seed });
   if (!params.measured.some((m) => m.principal === options.principal)) {
     throw new Error(`--principal: one of ${params.measured.map((m) => m.principal).join(", ")}`);
   }
@@ -172,7 +172,7 @@ async function main(argv: string[]): Promise<number> {
     const results = sides.map((s, k) => sideResult(s.side.label, s.samples, wallMs, cpuAfter[k]! - cpuBefore[k]!, s.errors));
     process.stdout.write(
       `${options.scenario} calls of principal ${who.principal}, alternating A and B (first side swapped every 100 pairs); ms\n` +
-        `${formatSideBySide(results[0]!, results[1]!, { a: percentile(a.samples, 90), b: percentile(b.samples, 90) })}\n`,
+        `${formatSideBySide(results[0]!, results[1]!)}\n`,
     );
     for (const [name, s] of [["A", a], ["B", b]] as const) if (s.firstError) process.stdout.write(`${name}'s first error: ${s.firstError}\n`);
     for (const s of sides) s.client.close();

@@ -51,6 +51,11 @@ export function measuredPrincipals(heavy = 10_000): MeasuredPrincipal[] {
   ];
 }
 
+/** The bench store's database: `--database-url`, else $RECALL_BENCH_DATABASE_URL, else recall_bench on the local server. */
+export function benchDatabaseUrl(flag: string | undefined): string {
+  return flag ?? process.env.RECALL_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/recall_bench";
+}
+
 export function generationParams(overrides: Partial<GenerationParams> = {}): GenerationParams {
   return {
     generator: GENERATOR_VERSION,

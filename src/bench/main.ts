@@ -5,7 +5,7 @@ import os from "node:os";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { embeddedGenerationParams, generationParams, measuredPrincipals, prepareEmbeddedStore, prepareStore } from "./generate.js";
+import { benchDatabaseUrl, embeddedGenerationParams, generationParams, measuredPrincipals, prepareEmbeddedStore, prepareStore } from "./generate.js";
 import { connectBench } from "./grpc-client.js";
 import { runLoad } from "./load.js";
 import { FLOOR_SCENARIO, formatTable, formatTargets, judgeTargets, met, throughputScaling, type ScenarioResult } from "./report.js";
@@ -126,8 +126,7 @@ function parseOptions(argv: string[]): Options | null {
   const onlyMain = values["only-main"] || scenarios !== undefined;
   const concurrency = (values.concurrency ?? "1,8").split(",").map((c) => int("concurrency", c, 1));
   return {
-    databaseUrl:
-      values["database-url"] ?? process.env.RECALL_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/recall_bench",
+    databaseUrl: benchDatabaseUrl(values["database-url"]),
     regenerate: values.regenerate,
     beliefs: int("beliefs", values.beliefs, 1_000_000),
     heavy: int("heavy", values.heavy, 10_000),

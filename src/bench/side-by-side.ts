@@ -1,3 +1,4 @@
+import { percentile } from "../eval/retrieval-metrics.js";
 import { summarize, type LatencySummary } from "./stats.js";
 
 /**
@@ -19,22 +20,26 @@ export function pairOrder(i: number): readonly ["a", "b"] | readonly ["b", "a"] 
 export interface SideResult {
   label: string;
   summary: LatencySummary;
-  /** The sidecar process's CPU time (all threads) per measured call, ms. */
+  /** Nearest-rank p90 of the answered calls (the bench's summary has none). */
+  p90: number;
+  /** The sidecar process's CPU time (all threads) per measured call, failed ones included, ms. */
   cpuPerCallMs: number;
 }
 
+/** One side's figures from its answered calls' latencies, `errors` failed calls, and its CPU time over all of them. */
 export function sideResult(label: string, samplesMs: readonly number[], wallMs: number, cpuMs: number, errors: number): SideResult {
-  return { label, summary: summarize(samplesMs, wallMs, errors), cpuPerCallMs: samplesMs.length === 0 ? Number.NaN : cpuMs / samplesMs.length };
+  const calls = samplesMs.length + errors;
+  return { label, summary: summarize(samplesMs, wallMs, errors), p90: percentile(samplesMs, 90), cpuPerCallMs: calls === 0 ? Number.NaN : cpuMs / calls };
 }
 
 const COLUMNS = ["p50", "p90", "p95", "p99", "mean"] as const;
 
-/** A table of both sides and B − A, in ms; `p90s` holds each side's p90 (summarize has no p90). */
-export function formatSideBySide(a: SideResult, b: SideResult, p90s: { a: number; b: number }): string {
+/** A table of both sides and B − A, in ms. */
+export function formatSideBySide(a: SideResult, b: SideResult): string {
   const row = (name: string, values: readonly number[]) => `${name.padEnd(8)}${values.map((v) => fmt(v).padStart(9)).join("")}`;
-  const figures = (s: SideResult, p90: number) => [s.summary.p50, p90, s.summary.p95, s.summary.p99, s.summary.mean, s.cpuPerCallMs];
-  const fa = figures(a, p90s.a);
-  const fb = figures(b, p90s.b);
+  const figures = (s: SideResult) => [s.summary.p50, s.p90, s.summary.p95, s.summary.p99, s.summary.mean, s.cpuPerCallMs];
+  const fa = figures(a);
+  const fb = figures(b);
   return [
     `${"".padEnd(8)}${[...COLUMNS, "cpu/call"].map((c) => c.padStart(9)).join("")}`,
     row("A", fa),

@@ -39,7 +39,6 @@ interface Start {
   cpuMs: number;
 }
 
-
 async function startOnce(env: Record<string, string>): Promise<Start> {
   const t0 = performance.now();
   const child = spawn(process.execPath, [CLI, "serve"], {

@@ -166,19 +166,21 @@ describe("bench:ab, two sidecars side by side", () => {
   });
 
   it("reports each side's percentiles, CPU per call, and B − A", () => {
-    const a = sideResult("build A", [1, 2, 3, 4], 100, 8, 0);
-    const b = sideResult("build B", [2, 3, 4, 5], 100, 12, 1);
+    const a = sideResult("build A", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 100, 20, 0);
+    // B: every latency 1 ms more, and its CPU spread over its failed call too.
+    const b = sideResult("build B", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], 100, 33, 1);
+    expect(a.p90).toBe(9);
     expect(a.cpuPerCallMs).toBe(2);
     expect(b.cpuPerCallMs).toBe(3);
-    const table = formatSideBySide(a, b, { a: 4, b: 5 }).split("\n");
+    const table = formatSideBySide(a, b).split("\n");
     expect(table[0]).toMatch(/p50\s+p90\s+p95\s+p99\s+mean\s+cpu\/call/);
-    expect(table[1]!.split(/\s+/)).toEqual(["A", "2.00", "4.00", "4.00", "4.00", "2.50", "2.00"]);
+    expect(table[1]!.split(/\s+/)).toEqual(["A", "5.00", "9.00", "10.0", "10.0", "5.50", "2.00"]);
     expect(table[3]!.split(/\s+/)).toEqual(["B", "−", "A", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00"]);
-    expect(table[5]).toBe("B: build B (4 calls, 1 errors)");
+    expect(table[5]).toBe("B: build B (10 calls, 1 errors)");
   });
 
   it("says n/a for CPU when no call was measured", () => {
     expect(sideResult("empty", [], 0, 5, 0).cpuPerCallMs).toBeNaN();
-    expect(formatSideBySide(sideResult("x", [], 0, 0, 0), sideResult("y", [], 0, 0, 0), { a: 0, b: 0 })).toContain("n/a");
+    expect(formatSideBySide(sideResult("x", [], 0, 0, 0), sideResult("y", [], 0, 0, 0))).toContain("n/a");
   });
 });

@@ -16,7 +16,6 @@ import { registerReflection } from "./server/reflection.js";
 import { requestLogInterceptor } from "./server/request-log.js";
 import { stringCheckInterceptor } from "./server/string-check.js";
 import { storeDeadlineInterceptor } from "./server/store-deadline-interceptor.js";
-import { withStoreDeadline } from "./store/store-deadline.js";
 import { writeService } from "./server/write-service.js";
 import type { MemoryStore } from "./store/memory-store.js";
 import { openStore } from "./store/open-store.js";
@@ -132,7 +131,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   registerTraceWriterMetrics(metrics, traces);
   // Each session's snapshot, for the corrections of its in-turn recalls without a round trip.
   const sessionSnapshots = new SessionSnapshots({
-    read: (p, sessionId) => store.traces.latestSnapshot(p, sessionId),
+    read: (p, sessionId, storeDeadline) => store.at(storeDeadline).traces.latestSnapshot(p, sessionId),
     settle: (p, sessionId, deadlineAt) => traces.settle(p, isSnapshotOf(sessionId), deadlineAt),
     listener: notifications.listener,
     pollMs: config.headPollMs,
@@ -190,10 +189,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           store,
           clock,
           traces,
-          afterWrite: async (p, beliefIds) => {
+          afterWrite: async (p, beliefIds, storeDeadline) => {
             heads.forget(p);
             backfill?.wake(p);
-            await indexes.refresh(p, beliefIds);
+            await indexes.refresh(p, beliefIds, storeDeadline);
           },
           afterErase: (p, position) => heads.erased(p, position),
           afterSessionDeleted: (p, sessionId) => sessionSnapshots.forgetSession(p, sessionId),
@@ -234,7 +233,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     if (probing) return;
     probing = true;
     try {
-      await withStoreDeadline(Date.now() + pingTimeoutMs, () => store.ping());
+      await store.at(Date.now() + pingTimeoutMs).ping();
       if (health.get("") !== ServingStatus.SERVING) logger.info("store reachable: SERVING");
       health.setAll(ServingStatus.SERVING);
     } catch (err) {

@@ -46,7 +46,7 @@ export function instrumentedSqlClient(client: SqlClient, registry: Registry, poo
     query: (text, params, options) => tracked(() => client.query(text, params, options)),
     exec: (script) => tracked(() => client.exec(script)),
     // One connection for the whole transaction: its statements are not counted again.
-    transaction: (work) => tracked(() => client.transaction(work)),
+    transaction: (work, options) => tracked(() => client.transaction(work, options)),
     listen: (channel, onNotify, onConnect) => client.listen(channel, onNotify, onConnect),
     close: () => client.close(),
   };

@@ -31,7 +31,8 @@ export type ErasedListener = (p: Principal, position: number) => void;
 
 /** Where heads are read from when not known. */
 export interface HeadSource {
-  head(p: Principal): Promise<StoreHead>;
+  /** `deadline`: the caller's store deadline (store/store-deadline.ts). */
+  head(p: Principal, deadline?: number): Promise<StoreHead>;
 }
 
 export interface HeadTrackerOptions {
@@ -105,14 +106,17 @@ export class HeadTracker {
     this.reset();
   }
 
-  /** The head, from memory when known (and, polling, recent enough); otherwise one query, remembered. */
-  async head(p: Principal): Promise<StoreHead> {
+  /**
+   * The head, from memory when known (and, polling, recent enough); otherwise
+   * one query, bounded by the caller's store `deadline`, remembered.
+   */
+  async head(p: Principal, deadline?: number): Promise<StoreHead> {
     const key = keyOf(p.tenantId, p.principalId);
     const known = this.heads.get(key);
     if (known && this.fresh(known)) return known.head;
     const generation = this.generation;
     const at = this.options.now();
-    const loaded = await this.store.head(p);
+    const loaded = await this.store.head(p, deadline);
     // Not started (or not listening yet) means nothing would keep it fresh: do not remember it.
     const keeping = this.started && (this.unlisten !== undefined || !this.options.listener);
     if (keeping && generation === this.generation) {

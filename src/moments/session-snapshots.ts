@@ -24,7 +24,7 @@ import { SESSION_SNAPSHOT_CHANNEL, type StoredSnapshot } from "../store/trace-ro
 
 export interface SessionSnapshotOptions {
   /** The session's latest snapshot trace in the store. */
-  read(p: Principal, sessionId: string): Promise<StoredSnapshot | null>;
+  read(p: Principal, sessionId: string, storeDeadline?: number): Promise<StoredSnapshot | null>;
   /** Writes the session's snapshot traces still queued in this process, so `read` finds them (trace/trace-writer.ts). */
   settle(p: Principal, sessionId: string, deadlineAt: number): Promise<void>;
   /** The notification connection; null means poll. */
@@ -64,15 +64,18 @@ export class SessionSnapshots {
     this.reset();
   }
 
-  /** The belief ids the session's latest snapshot returned (none when it has no snapshot). */
-  async returned(p: Principal, sessionId: string, deadlineAt: number): Promise<readonly string[]> {
+  /**
+   * The belief ids the session's latest snapshot returned (none when it has
+   * no snapshot). `storeDeadline` bounds the read (store/store-deadline.ts).
+   */
+  async returned(p: Principal, sessionId: string, deadlineAt: number, storeDeadline?: number): Promise<readonly string[]> {
     const key = keyOf(p, sessionId);
     const known = this.known.get(key);
     if (known && this.fresh(known)) return known.snapshot?.returned ?? [];
     const generation = this.generation;
     const at = this.options.now();
     await this.options.settle(p, sessionId, deadlineAt);
-    const stored = await this.options.read(p, sessionId);
+    const stored = await this.options.read(p, sessionId, storeDeadline);
     // Only what something keeps fresh is remembered: listening, or polling.
     const keeping = this.unlisten !== undefined || !this.options.listener;
     if (keeping && generation === this.generation) this.remember(key, { snapshot: stored, at });

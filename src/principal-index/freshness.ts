@@ -61,7 +61,7 @@ export async function applyDelta(db: SqlClient, index: PrincipalIndex, target: n
 /** Query lexemes: in process where query-lexemes.ts can decide, from PostgreSQL otherwise (remembered). */
 export function lexemeLookup(db: SqlClient, maxRemembered = 10_000): IndexLookups["lexemes"] {
   const remembered = new Map<string, string[]>();
-  return async (terms) => {
+  return async (terms, options) => {
     const out = new Set<string>();
     const unknown: string[] = [];
     for (const term of terms) {
@@ -73,7 +73,7 @@ export function lexemeLookup(db: SqlClient, maxRemembered = 10_000): IndexLookup
       } else if (known !== null) out.add(known);
     }
     if (unknown.length > 0) {
-      for (const [term, lexemes] of await sqlLexemes(db, unknown)) {
+      for (const [term, lexemes] of await sqlLexemes(db, unknown, options)) {
         if (remembered.size >= maxRemembered) remembered.clear();
         remembered.set(term, lexemes);
         lexemes.forEach((l) => out.add(l));

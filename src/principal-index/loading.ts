@@ -1,6 +1,6 @@
 import type { Principal, StoredBelief } from "../domain/model.js";
 import { BELIEF_COLUMNS, beliefFromRow } from "../store/belief-rows.js";
-import type { Row, SqlClient } from "../store/sql-client.js";
+import type { QueryOptions, Row, SqlClient } from "../store/sql-client.js";
 import { parseTsvector, type TsEntry } from "./tsvector.js";
 import { RowMemo } from "../recall/row-memo.js";
 
@@ -126,11 +126,12 @@ export async function loadSideTables(db: SqlClient, p: Principal): Promise<SideT
 }
 
 /** Lexemes PostgreSQL's english configuration gives for each term (for the terms query-lexemes.ts leaves to it). */
-export async function sqlLexemes(db: SqlClient, terms: readonly string[]): Promise<Map<string, string[]>> {
+export async function sqlLexemes(db: SqlClient, terms: readonly string[], options?: QueryOptions): Promise<Map<string, string[]>> {
   const rows = await db.query<{ term: string; lexemes: string[] | null }>(
     `SELECT w AS term, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('english', w)) AS u ORDER BY u.lexeme) AS lexemes
      FROM unnest($1::text[]) AS w`,
     [terms],
+    options,
   );
   return new Map(rows.map((r) => [r.term, r.lexemes ?? []]));
 }

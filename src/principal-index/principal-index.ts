@@ -5,6 +5,7 @@ import {
   type CandidateSource,
   type LexicalQuery,
   type NamedSubjects,
+  type ReadOptions,
   type StructuredAnchors,
 } from "../recall/candidate-source.js";
 import type { EligibilityFilter } from "../recall/hard-filter.js";
@@ -20,7 +21,7 @@ import { similarity } from "./trigram.js";
 
 /** What the index asks of the store it cannot hold: lexemes of non-ASCII terms. */
 export interface IndexLookups {
-  lexemes(terms: readonly string[]): Promise<string[]>;
+  lexemes(terms: readonly string[], options?: ReadOptions): Promise<string[]>;
 }
 
 /** The ownership patterns (recall/candidate-source.ts) as JavaScript regular expressions; \M is "end of word". */
@@ -233,10 +234,10 @@ export class PrincipalIndex implements CandidateSource {
     for (const t of new Set(types)) for (const b of this.byType.get(t) ?? []) if (!subjects.has(b.subjectKey)) yield b;
   }
 
-  async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number): Promise<ArmCandidate[]> {
+  async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number, options?: ReadOptions): Promise<ArmCandidate[]> {
     this.own(f.principal);
     if (q.terms.length === 0) return [];
-    const lexemes = await this.lookups.lexemes(q.terms);
+    const lexemes = await this.lookups.lexemes(q.terms, options);
     // Built after the await, and used before the next one.
     const eligible = this.eligibleOrd(f);
     this.scratch.ensure(this.byOrd.length);

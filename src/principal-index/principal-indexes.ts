@@ -1,7 +1,7 @@
 import type { Principal, StoredBelief } from "../domain/model.js";
 import type { CandidateRouter, CandidateSource } from "../recall/candidate-source.js";
 import type { SqlClient } from "../store/sql-client.js";
-import { beforeDeadline, storeDeadline, StoreTimeoutError, withStoreDeadline } from "../store/store-deadline.js";
+import { beforeDeadline, boundTo, StoreTimeoutError } from "../store/store-deadline.js";
 import { listenForRowChanges } from "./change-feed.js";
 import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
@@ -70,7 +70,7 @@ export class PrincipalIndexes implements CandidateRouter {
   private readonly clock: () => number;
 
   constructor(
-    private readonly store: { readonly db: SqlClient; readonly candidates: CandidateSource; head(p: Principal): Promise<HeadSeen> },
+    private readonly store: { readonly db: SqlClient; readonly candidates: CandidateSource; head(p: Principal, deadline?: number): Promise<HeadSeen> },
     private readonly options: PrincipalIndexOptions,
   ) {
     this.stats = emptyIndexStats(options.maxBytes);
@@ -105,13 +105,18 @@ export class PrincipalIndexes implements CandidateRouter {
     return this.options.maxBytes > 0;
   }
 
-  async sourceFor(p: Principal, head: HeadSeen): Promise<CandidateSource> {
+  /**
+   * The principal's index, current to `head`, or the SQL source. `deadline`:
+   * the call's store deadline, which bounds the head check and the delta
+   * (the SQL source returned is unbounded: the caller bounds its reads).
+   */
+  async sourceFor(p: Principal, head: HeadSeen, deadline?: number): Promise<CandidateSource> {
     const key = keyOf(p);
     let entry = this.enabled ? this.lru.get(key) : undefined;
     let target = head.position;
     if (entry && this.clock() - entry.verifiedAt > this.options.headCheckMs) {
       this.stats.headChecks += 1;
-      const stored = await this.store.head(p);
+      const stored = await this.store.head(p, deadline);
       target = Math.max(target, stored.position);
       head = { position: target, erasedPosition: Math.max(head.erasedPosition ?? 0, stored.erasedPosition ?? 0) };
     }
@@ -127,7 +132,7 @@ export class PrincipalIndexes implements CandidateRouter {
     }
     if (entry.index.position < target) {
       try {
-        await this.updateBeforeDeadline(key, entry, target, []);
+        await this.updateBeforeDeadline(key, entry, target, [], deadline);
       } catch {
         // A delta that cannot land in time (a stalled store) must not hold the call past its deadline:
         // the index goes, and SQL answers (or reports the store UNAVAILABLE) within the deadline.
@@ -141,14 +146,17 @@ export class PrincipalIndexes implements CandidateRouter {
     return entry.index;
   }
 
-  /** Loads (or reloads) a principal's index now; resolves once it serves. */
-  async load(p: Principal): Promise<void> {
+  /**
+   * Loads (or reloads) a principal's index now; resolves once it serves. A
+   * load is the sidecar's work, not a call's: its store deadline is its own.
+   */
+  async load(p: Principal, deadline = Date.now() + LOAD_TIMEOUT_MS): Promise<void> {
     const key = keyOf(p);
     const running = this.loading.get(key);
     if (running) return running;
     const generation = this.generations.get(key) ?? 0;
     const started = this.clock();
-    const work = loadIndex(this.store.db, p, this.lookups)
+    const work = loadIndex(boundTo(this.store.db, deadline), p, this.lookups)
       .then((index) => {
         if ((this.generations.get(key) ?? 0) !== generation) return;
         // One principal larger than the whole bound is not kept (it would evict everything, then itself).
@@ -174,14 +182,15 @@ export class PrincipalIndexes implements CandidateRouter {
    * After a write through this sidecar, before it is acknowledged: brings a
    * loaded index up to the store's head, re-reading `beliefIds` too (feedback
    * changes utility without moving the head). On failure the index is
-   * dropped, never left stale: SQL serves until it reloads.
+   * dropped, never left stale: SQL serves until it reloads. `deadline`: the
+   * write's store deadline; a refresh on another sidecar's notification has none.
    */
-  async refresh(p: Principal, beliefIds: readonly string[] = []): Promise<void> {
+  async refresh(p: Principal, beliefIds: readonly string[] = [], deadline?: number): Promise<void> {
     const key = keyOf(p);
     const entry = this.lru.get(key);
     if (!entry) return;
     try {
-      await this.updateBeforeDeadline(key, entry, null, beliefIds);
+      await this.updateBeforeDeadline(key, entry, null, beliefIds, deadline);
       entry.verifiedAt = this.clock();
     } catch {
       this.drop(p);
@@ -218,7 +227,7 @@ export class PrincipalIndexes implements CandidateRouter {
     this.scheduled.add(key);
     setTimeout(() => {
       this.scheduled.delete(key);
-      void withStoreDeadline(Date.now() + LOAD_TIMEOUT_MS, () => this.loadInBackground(p));
+      void this.loadInBackground(p);
     }, this.options.loadDelayMs ?? LOAD_DELAY_MS).unref();
   }
 
@@ -236,14 +245,21 @@ export class PrincipalIndexes implements CandidateRouter {
   }
 
   /** `update`, waited for no longer than the call's store deadline (an earlier delta may be stuck in the chain). */
-  private updateBeforeDeadline(key: string, entry: Entry, target: number | null, beliefIds: readonly string[]): Promise<void> {
-    return beforeDeadline(this.update(key, entry, target, beliefIds), storeDeadline(), () => new StoreTimeoutError());
+  private updateBeforeDeadline(
+    key: string,
+    entry: Entry,
+    target: number | null,
+    beliefIds: readonly string[],
+    deadline: number | undefined,
+  ): Promise<void> {
+    return beforeDeadline(this.update(key, entry, target, beliefIds, deadline), deadline, () => new StoreTimeoutError());
   }
 
-  private update(key: string, entry: Entry, target: number | null, beliefIds: readonly string[]): Promise<void> {
+  /** Chained per principal; the delta's statements are bounded by the deadline of the call that asked for it. */
+  private update(key: string, entry: Entry, target: number | null, beliefIds: readonly string[], deadline: number | undefined): Promise<void> {
     const next = entry.updating.then(async () => {
       if (target !== null && entry.index.position >= target && beliefIds.length === 0) return;
-      await applyDelta(this.store.db, entry.index, target, beliefIds);
+      await applyDelta(boundTo(this.store.db, deadline), entry.index, target, beliefIds);
       this.stats.deltas += 1;
       if (this.lru.get(key) === entry) this.lru.set(key, entry);
       this.refreshGauges();

@@ -11,7 +11,7 @@ import type { RowMemo } from "./row-memo.js";
  */
 export interface CandidateSource {
   /** Each lower-cased requested subject with its own names (itself, its canonical subject, their aliases), sorted. */
-  expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>>;
+  expandSubjectsEach(p: Principal, subjects: readonly string[], options?: ReadOptions): Promise<Map<string, string[]>>;
   structuredCandidates(f: EligibilityFilter, anchors: StructuredAnchors, cap: number, options?: ReadOptions): Promise<ArmCandidate[]>;
   lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number, options?: ReadOptions): Promise<ArmCandidate[]>;
   resolveNamedSubjects(
@@ -26,12 +26,32 @@ export interface CandidateSource {
    * Of `returned` (the belief ids a session's snapshot showed), those that stopped holding after its
    * watermark, each with its successor and since when.
    */
-  snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]>;
+  snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date, options?: ReadOptions): Promise<Correction[]>;
 }
 
 export interface ReadOptions {
   /** Cancels the work when aborted (on PostgreSQL, the statement itself). */
   signal?: AbortSignal;
+  /** The store deadline (store/store-deadline.ts) of any statement the read sends. */
+  deadline?: number;
+}
+
+/**
+ * `source` with every read bounded by the store deadline `deadline` (an
+ * earlier one a caller passes still wins). Undefined: `source` itself.
+ */
+export function boundSource(source: CandidateSource, deadline: number | undefined): CandidateSource {
+  if (deadline === undefined) return source;
+  const bound = (options?: ReadOptions): ReadOptions => ({ ...options, deadline: Math.min(deadline, options?.deadline ?? Infinity) });
+  return {
+    expandSubjectsEach: (p, subjects, options) => source.expandSubjectsEach(p, subjects, bound(options)),
+    structuredCandidates: (f, anchors, cap, options) => source.structuredCandidates(f, anchors, cap, bound(options)),
+    lexicalCandidates: (f, q, cap, options) => source.lexicalCandidates(f, q, cap, bound(options)),
+    resolveNamedSubjects: (f, phrases, fuzzyWords, minSimilarity, options) =>
+      source.resolveNamedSubjects(f, phrases, fuzzyWords, minSimilarity, bound(options)),
+    deltaCandidates: (f, afterPosition, cap, options) => source.deltaCandidates(f, afterPosition, cap, bound(options)),
+    snapshotCorrections: (p, returned, afterPosition, at, options) => source.snapshotCorrections(p, returned, afterPosition, at, bound(options)),
+  };
 }
 
 /** A candidate from one arm: the belief and that arm's own score. */
@@ -98,5 +118,6 @@ export const AUTHORITY_ORDER: Readonly<Record<StoredBelief["authority"], number>
  * (brought up to that head first), otherwise the SQL source.
  */
 export interface CandidateRouter {
-  sourceFor(p: Principal, head: { position: number; erasedPosition?: number | null }): Promise<CandidateSource>;
+  /** `deadline`: the call's store deadline, for any statement choosing sends (a head check, a delta). */
+  sourceFor(p: Principal, head: { position: number; erasedPosition?: number | null }, deadline?: number): Promise<CandidateSource>;
 }

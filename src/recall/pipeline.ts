@@ -17,7 +17,7 @@ import { assembleSnapshot, snapshotCacheKey } from "../moments/snapshot.js";
 import type { SnapshotCache } from "../moments/snapshot-cache.js";
 import type { SessionSnapshots } from "../moments/session-snapshots.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
-import type { ArmCandidate, CandidateRouter } from "./candidate-source.js";
+import { boundSource, type ArmCandidate, type CandidateRouter } from "./candidate-source.js";
 import { assemble } from "./assemble.js";
 import type { ArmObserver, ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
@@ -71,7 +71,7 @@ export interface PipelineDeps {
   clock: () => Date;
   traceRetentionHours: number;
   /** Where the principal's head (the snapshot watermark) is read: a HeadTracker, or the store itself. */
-  heads: { head(p: Principal): Promise<StoreHead> };
+  heads: { head(p: Principal, storeDeadline?: number): Promise<StoreHead> };
   /** Where the arms read: the principal index when it holds the principal; absent means the SQL source. */
   candidates?: CandidateRouter;
   snapshotCache?: SnapshotCache<CachedSnapshot>;
@@ -93,6 +93,8 @@ export interface RecallRun {
   /** "search" uses the search defaults; traces record it as an in-turn recall. */
   kind: Moment | "search";
   deadlineAt: number;
+  /** Bounds every store call of the recall (store/store-deadline.ts); absent: unbounded. */
+  storeDeadline?: number;
   signal: AbortSignal;
 }
 
@@ -112,7 +114,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // 1. Form the query.
   const query = effectiveQuery(run.query, run.kind, policy, ctx);
   const weights = policy.profiles[query.profile];
-  const head = await deps.heads.head(run.principal);
+  const head = await deps.heads.head(run.principal, run.storeDeadline);
 
   // A session-open snapshot of an unchanged store is served from memory, byte for byte.
   const cacheKey =
@@ -122,7 +124,8 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   const cached = cacheKey !== null ? deps.snapshotCache!.get(cacheKey) : undefined;
   if (cached) return await fromCache(deps, run, cached, now);
 
-  const source = deps.candidates ? await deps.candidates.sourceFor(run.principal, head) : store.candidates;
+  const chosen = deps.candidates ? await deps.candidates.sourceFor(run.principal, head, run.storeDeadline) : store.candidates;
+  const source = boundSource(chosen, run.storeDeadline);
   const subjectGroups = await source.expandSubjectsEach(run.principal, query.subjects);
   // Every name of every named subject (alias-expanded); the groups also serve the escalation check.
   const namedSubjects = [...new Set([...subjectGroups.values()].flat())].sort();
@@ -161,14 +164,14 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   ];
   if (deltaAfter !== null) arms.push(deltaArm(source, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
-  if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, policy.candidateCap));
+  if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, policy.candidateCap, run.storeDeadline));
   // Corrections to the session's snapshot (never dropped for budget): looked up beside the arms,
   // so the lookup of the session's snapshot overlaps the arms' work instead of following it.
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
   const correcting: Promise<Correction[]> =
     deltaAfter !== null && ctx.sessionId !== ""
       ? (async () => {
-          const returned = await snapshotReturned(deps, run.principal, ctx.sessionId, run.deadlineAt - marginMs);
+          const returned = await snapshotReturned(deps, run, run.deadlineAt - marginMs);
           return source.snapshotCorrections(run.principal, returned, deltaAfter, now);
         })()
       : Promise.resolve([]);
@@ -347,11 +350,13 @@ async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnaps
 }
 
 /** What the session's latest snapshot returned: known in process, or read from its stored trace. */
-async function snapshotReturned(deps: PipelineDeps, p: Principal, sessionId: string, deadlineAt: number): Promise<readonly string[]> {
-  if (deps.sessionSnapshots) return deps.sessionSnapshots.returned(p, sessionId, deadlineAt);
+async function snapshotReturned(deps: PipelineDeps, run: RecallRun, deadlineAt: number): Promise<readonly string[]> {
+  const { principal: p, storeDeadline } = run;
+  const { sessionId } = run.context;
+  if (deps.sessionSnapshots) return deps.sessionSnapshots.returned(p, sessionId, deadlineAt, storeDeadline);
   // The stored trace is read: one just handed out may still be queued.
   await deps.traces.settle?.(p, isSnapshotOf(sessionId), deadlineAt);
-  return (await deps.store.traces.latestSnapshot(p, sessionId))?.returned ?? [];
+  return (await deps.store.at(storeDeadline).traces.latestSnapshot(p, sessionId))?.returned ?? [];
 }
 
 /**

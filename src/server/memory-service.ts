@@ -34,6 +34,7 @@ import { withPreEncodedItems } from "./recalled-item.js";
 import { assertSameIdentity, principalOf } from "./identity.js";
 import { repliesInBinary } from "./reply-format.js";
 import { noteTraceId } from "./request-log.js";
+import { storeDeadlineOf } from "./store-deadline-interceptor.js";
 import * as validate from "./validate.js";
 
 export interface MemoryServiceDeps extends PipelineDeps {
@@ -96,6 +97,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
         context: context(req, surface, moment, sizing),
         kind: moment,
         deadlineAt: deadlineAt(ctx),
+        storeDeadline: storeDeadlineOf(ctx),
         signal: ctx.signal,
       };
       // Pre-encoded fields (pre-encoded.ts) only reach a binary client.
@@ -123,7 +125,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
           if (searchContext.sessionId === "") return null;
           // The session's snapshot may have been handed out a moment ago: its trace can still be queued.
           await deps.traces.settle?.(principal, isSnapshotOf(searchContext.sessionId), deadlineAt(ctx));
-          return deps.store.sessionSnapshotScope(principal, searchContext.sessionId);
+          return deps.store.at(storeDeadlineOf(ctx)).sessionSnapshotScope(principal, searchContext.sessionId);
         },
       });
       const query = {
@@ -139,6 +141,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
           context: searchContext,
           kind: "search",
           deadlineAt: deadlineAt(ctx),
+          storeDeadline: storeDeadlineOf(ctx),
           signal: ctx.signal,
         }),
       );
@@ -158,7 +161,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
       const after = req.pageToken === "" ? null : decodePageToken(req.pageToken, queryKey);
       const budgets = episodeBudgets(q);
       const now = deps.clock();
-      const rows = await deps.store.episodes(
+      const rows = await deps.store.at(storeDeadlineOf(ctx)).episodes(
         principal,
         {
           sessionId: q.sessionId,
@@ -238,16 +241,17 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
     async getTrace(req, ctx) {
       const principal = principalOf(ctx);
       const request = validate.getTraceRequest(req, deps.defaultSensitivityCeiling);
+      const store = deps.store.at(storeDeadlineOf(ctx));
       if (request.form === "user") {
         // The turn's traces (and its session's snapshot) are written first if they still wait in the queue.
         await deps.traces.settle?.(principal, (t) => t.turnId === request.turnId || t.moment === "snapshot", deadlineAt(ctx));
-        const view = await traceView(deps.store.traces, principal, request.turnId, request.viewingSurface.sensitivityCeiling);
+        const view = await traceView(store.traces, principal, request.turnId, request.viewingSurface.sensitivityCeiling);
         // Missing and not-yours are the same answer, so turn ids reveal nothing.
         if (!view) throw new NotFoundError("no trace for this turn");
         return create(GetTraceResponseSchema, { view: recallTraceViewToProto(view) });
       }
       // A trace still waiting to be written is read from the queue: a trace id just handed out is always found.
-      const trace = deps.traces.pending?.(principal, request.traceId) ?? (await deps.store.getTrace(principal, request.traceId));
+      const trace = deps.traces.pending?.(principal, request.traceId) ?? (await store.getTrace(principal, request.traceId));
       // Missing and not-yours are the same answer, so ids reveal nothing.
       if (!trace) throw new NotFoundError("trace not found");
       return create(GetTraceResponseSchema, { trace: recallTraceToProto(trace) });

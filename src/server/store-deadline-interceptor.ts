@@ -1,35 +1,30 @@
-import type { Interceptor } from "@connectrpc/connect";
+import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { RETRIEVAL_POLICY } from "../recall/policy.js";
 import { deadlineMarginMs } from "../recall/pipeline.js";
-import { withStoreDeadline } from "../store/store-deadline.js";
+
+const storeDeadlineKey = createContextKey<number | undefined>(undefined, { description: "store deadline (epoch ms)" });
 
 /**
- * Bounds every store call of an RPC by the call's deadline (the same default
- * and maximum as the handlers use). The store must answer a whole margin
- * before the client's deadline (half a margin left too little time for the
- * answer on a loaded machine), so that a store that cannot be reached is
- * reported as UNAVAILABLE (with whether anything was written) rather than
- * the client's own DEADLINE_EXCEEDED, which says nothing.
+ * Computes every RPC's store deadline (store/store-deadline.ts) from the
+ * call's deadline (the same default and maximum as the handlers use), for
+ * the handlers to bound their store calls with (`storeDeadlineOf`). The
+ * store must answer a whole margin before the client's deadline (half a
+ * margin left too little time for the answer on a loaded machine), so that
+ * a store that cannot be reached is reported as UNAVAILABLE (with whether
+ * anything was written) rather than the client's own DEADLINE_EXCEEDED,
+ * which says nothing.
  */
 export function storeDeadlineInterceptor(deadline: { defaultMs: number; maxMs: number }): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const allowed = Math.min(Math.max(0, requestedTimeoutMs(req.header) ?? deadline.defaultMs), deadline.maxMs);
-    const at = Date.now() + allowed - deadlineMarginMs(allowed, RETRIEVAL_POLICY);
-    const res = await withStoreDeadline(at, () => next(req));
-    if (!res.stream) return res;
-    // A streaming handler runs as its messages are read, outside this call: each read gets the deadline too.
-    const messages = res.message[Symbol.asyncIterator]();
-    return {
-      ...res,
-      message: {
-        [Symbol.asyncIterator]: () => ({
-          next: () => withStoreDeadline(at, () => messages.next()),
-          return: (value?: unknown) => withStoreDeadline(at, () => messages.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined })),
-          throw: (error?: unknown) => withStoreDeadline(at, () => messages.throw?.(error) ?? Promise.reject(error)),
-        }),
-      },
-    } as typeof res;
+    req.contextValues.set(storeDeadlineKey, Date.now() + allowed - deadlineMarginMs(allowed, RETRIEVAL_POLICY));
+    return next(req);
   };
+}
+
+/** The call's store deadline; undefined (unbounded) for a call the interceptor did not see. */
+export function storeDeadlineOf(ctx: Pick<HandlerContext, "values">): number | undefined {
+  return ctx.values.get(storeDeadlineKey);
 }
 
 const GRPC_TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };

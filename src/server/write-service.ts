@@ -19,6 +19,7 @@ import { deleteSessionTraces } from "../trace/delete-session.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
 import { confirmedErasure } from "./erase-request.js";
 import { principalOf } from "./identity.js";
+import { storeDeadlineOf } from "./store-deadline-interceptor.js";
 import * as validate from "./validate.js";
 
 /** How long a citation waits for its trace to be written when the call has no deadline. */
@@ -32,8 +33,9 @@ export function writeService(deps: {
    * Called after every write that may have changed what a recall reads, and
    * awaited before the write is acknowledged (the principal index catches up
    * first). `beliefIds`: rows changed without moving the head (citations).
+   * `storeDeadline`: the write's, which bounds what this reads too.
    */
-  afterWrite?: (p: Principal, beliefIds?: readonly string[]) => void | Promise<void>;
+  afterWrite?: (p: Principal, beliefIds: readonly string[] | undefined, storeDeadline: number | undefined) => void | Promise<void>;
   /** Called after an erase, with the head position it moved to. */
   afterErase?: (p: Principal, position: number) => void;
   /** Called after a session's traces are deleted, before the deletion is acknowledged. */
@@ -41,51 +43,53 @@ export function writeService(deps: {
   /** Queued traces of a deleted session or an erased principal are dropped, so no retry brings them back; a cited trace still queued is written first. */
   traces?: Pick<TraceWriter, "forgetSession" | "settle" | "forgetPrincipal">;
 }): ServiceImpl<typeof MemoryWriteService> {
-  const { store } = deps;
-  const wrote = async <T>(p: Principal, result: T, beliefIds?: readonly string[]): Promise<T> => {
-    await deps.afterWrite?.(p, beliefIds);
+  // Each call's store calls are bounded by its store deadline.
+  type Ctx = Parameters<typeof storeDeadlineOf>[0];
+  const storeOf = (ctx: Ctx) => deps.store.at(storeDeadlineOf(ctx));
+  const wrote = async <T>(ctx: Ctx, p: Principal, result: T, beliefIds?: readonly string[]): Promise<T> => {
+    await deps.afterWrite?.(p, beliefIds, storeDeadlineOf(ctx));
     return result;
   };
   return {
     async putBeliefs(req, ctx) {
       const beliefs = validate.putBeliefs(req, deps.clock());
-      const { written, position } = await wrote(principalOf(ctx), await store.putBeliefs(principalOf(ctx), beliefs));
+      const { written, position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).putBeliefs(principalOf(ctx), beliefs));
       return create(PutBeliefsResponseSchema, { written, storePosition: BigInt(position) });
     },
     async appendEpisodes(req, ctx) {
       const episodes = validate.appendEpisodes(req);
-      const { appended, position } = await wrote(principalOf(ctx), await store.appendEpisodes(principalOf(ctx), episodes));
+      const { appended, position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).appendEpisodes(principalOf(ctx), episodes));
       return create(AppendEpisodesResponseSchema, { appended, storePosition: BigInt(position) });
     },
     async setPersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { position } = await wrote(principalOf(ctx), await store.setPersonaEntry(principalOf(ctx), beliefId));
+      const { position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).setPersonaEntry(principalOf(ctx), beliefId));
       return create(SetPersonaEntryResponseSchema, { storePosition: BigInt(position) });
     },
     async removePersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { removed, position } = await wrote(principalOf(ctx), await store.removePersonaEntry(principalOf(ctx), beliefId));
+      const { removed, position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).removePersonaEntry(principalOf(ctx), beliefId));
       return create(RemovePersonaEntryResponseSchema, { removed, storePosition: BigInt(position) });
     },
     async putSubjectAliases(req, ctx) {
       const aliases = validate.subjectAliases(req);
-      const { written } = await wrote(principalOf(ctx), await store.putSubjectAliases(principalOf(ctx), aliases));
+      const { written } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).putSubjectAliases(principalOf(ctx), aliases));
       return create(PutSubjectAliasesResponseSchema, { written });
     },
     async recordCitations(req, ctx) {
       const { traceId, beliefIds, turnId } = validate.citations(req);
       await deps.traces?.settle(principalOf(ctx), (t) => t.id === traceId, Date.now() + (ctx.timeoutMs() ?? CITATION_SETTLE_MS));
-      const { recorded } = await wrote(principalOf(ctx), await store.recordCitations(principalOf(ctx), traceId, beliefIds, turnId), beliefIds);
+      const { recorded } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).recordCitations(principalOf(ctx), traceId, beliefIds, turnId), beliefIds);
       return create(RecordCitationsResponseSchema, { recorded });
     },
     async rejectBelief(req, ctx) {
       const rejection = validate.rejection(req, deps.clock());
-      const { position } = await wrote(principalOf(ctx), await store.rejectBelief(principalOf(ctx), rejection));
+      const { position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).rejectBelief(principalOf(ctx), rejection));
       return create(RejectBeliefResponseSchema, { storePosition: BigInt(position) });
     },
     async deleteSessionTraces(req, ctx) {
       const { sessionId } = validate.deleteSessionTracesRequest(req);
-      const deleted = await deleteSessionTraces(store, deps.traces, principalOf(ctx), sessionId);
+      const deleted = await deleteSessionTraces(storeOf(ctx), deps.traces, principalOf(ctx), sessionId);
       deps.afterSessionDeleted?.(principalOf(ctx), sessionId);
       return create(DeleteSessionTracesResponseSchema, {
         tracesDeleted: deleted.traces,
@@ -96,7 +100,7 @@ export function writeService(deps: {
     async erasePrincipal(req, ctx) {
       const principal = confirmedErasure(req, principalOf(ctx));
       await deps.traces?.forgetPrincipal(principal);
-      const { deleted, position } = await erasePrincipal(store.db, principal);
+      const { deleted, position } = await erasePrincipal(storeOf(ctx).db, principal);
       deps.afterErase?.(principal, position);
       return create(ErasePrincipalResponseSchema, { deleted, storePosition: BigInt(position) });
     },

@@ -1,5 +1,6 @@
 import type { Correction, Principal, RecallTrace } from "../domain/model.js";
 import { BeliefWrites, HEAD_CHANNEL, ROWS_CHANNEL } from "./belief-writes.js";
+import { boundTo } from "./store-deadline.js";
 import type { SqlClient } from "./sql-client.js";
 import { SqlCandidateSource } from "./sql-candidates.js";
 import { StoreReports, type EpisodeQuery, type SnapshotReportRow } from "./store-reports.js";
@@ -31,13 +32,24 @@ export class MemoryStore {
   /** The SQL candidate source: what recall reads when the principal index does not hold the principal. */
   readonly candidates: SqlCandidateSource;
   readonly reports: StoreReports;
-  private rowsSinceAnalyze = 0;
-
-  constructor(readonly db: SqlClient) {
+  /** `statistics` is shared by every bounded view of one store (`at`). */
+  constructor(
+    readonly db: SqlClient,
+    private readonly statistics = { rowsSinceAnalyze: 0 },
+  ) {
     this.traces = new TraceStore(db);
     this.writes = new BeliefWrites(db, (rows) => this.afterBulkWrite(rows));
     this.candidates = new SqlCandidateSource(db);
     this.reports = new StoreReports(db);
+  }
+
+  /**
+   * This store with every statement and transaction bounded by the store
+   * deadline `at` (store/store-deadline.ts): how an RPC's store calls are
+   * bounded. Undefined: this store, unbounded.
+   */
+  at(deadline: number | undefined): MemoryStore {
+    return deadline === undefined ? this : new MemoryStore(boundTo(this.db, deadline), this.statistics);
   }
 
   async ping(): Promise<void> {
@@ -54,19 +66,21 @@ export class MemoryStore {
     // One statement per call: a multi-statement string runs as one transaction block, where VACUUM is refused.
     await this.db.exec("VACUUM ANALYZE beliefs");
     await this.db.exec("VACUUM ANALYZE episodes");
-    this.rowsSinceAnalyze = 0;
+    this.statistics.rowsSinceAnalyze = 0;
   }
 
   /** Counts bulk writes and refreshes PGlite's statistics every ANALYZE_EVERY rows. */
   private async afterBulkWrite(rows: number): Promise<void> {
-    this.rowsSinceAnalyze += rows;
-    if (this.rowsSinceAnalyze >= ANALYZE_EVERY) await this.analyzeIfEmbedded();
+    this.statistics.rowsSinceAnalyze += rows;
+    if (this.statistics.rowsSinceAnalyze >= ANALYZE_EVERY) await this.analyzeIfEmbedded();
   }
 
-  async head(p: Principal): Promise<StoreHead> {
+  /** `deadline`: a store deadline of the caller's own, for the head trackers that share this store. */
+  async head(p: Principal, deadline?: number): Promise<StoreHead> {
     const rows = await this.db.query(
       "SELECT position, updated_at, erased_position FROM principal_heads WHERE tenant_id = $1 AND principal_id = $2",
       [p.tenantId, p.principalId],
+      { deadline },
     );
     const r = rows[0];
     if (!r) return { position: 0, updatedAt: null, erasedPosition: null };

@@ -2,8 +2,8 @@ import { PGlite, type PGliteInterface, type Transaction } from "@electric-sql/pg
 import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { vector } from "@electric-sql/pglite-pgvector";
-import type { Row, SqlClient } from "./sql-client.js";
-import { assertBefore, beforeDeadline, storeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
+import type { QueryOptions, Row, SqlClient, TransactionOptions } from "./sql-client.js";
+import { assertBefore, beforeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
 
 /** The extensions the schema needs; PGlite loads them at creation. */
 export const pgliteExtensions = { pg_trgm, btree_gin };
@@ -19,7 +19,7 @@ export async function openPglite(dataDir: string | undefined, options: { vector?
 /**
  * PGlite through its own query API. PGlite runs one statement at a time in
  * process, so there is no pool and a running statement cannot be cancelled.
- * The store deadline (store/store-deadline.ts) is honoured between
+ * Each call's store deadline (store/store-deadline.ts) is honoured between
  * statements: none is started after it, a transaction is not committed after
  * it, and the caller is answered when it passes while PGlite is still busy.
  */
@@ -27,11 +27,13 @@ export function createPgliteClient(db: PGliteInterface): SqlClient {
   return wrap(db, () => db.close());
 }
 
-function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>): SqlClient {
+/** `txAt`: inside a transaction, its deadline, which bounds every statement of it. */
+function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>, txAt?: number): SqlClient {
+  const inTransaction = !("transaction" in db);
   return {
     kind: "pglite",
-    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-      const at = storeDeadline();
+    async query<T extends Row>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
+      const at = inTransaction ? txAt : options?.deadline;
       assertBefore(at);
       const result = await beforeDeadline(db.query<T>(text, params as unknown[]), at, () => new StoreTimeoutError());
       return result.rows;
@@ -39,15 +41,15 @@ function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>): Sq
     async exec(script: string) {
       await db.exec(script);
     },
-    async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
-      if (!("transaction" in db)) return work(wrap(db, close));
-      const at = storeDeadline();
+    async transaction<T>(work: (tx: SqlClient) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      if (inTransaction) return work(wrap(db, close, txAt));
+      const at = options?.deadline;
       assertBefore(at);
       const state = { commitSent: false };
       const attempt = db.transaction(async (tx) => {
         // Queued behind other work past the deadline: nothing is run at all.
         assertBefore(at);
-        const result = await work(wrap(tx, close));
+        const result = await work(wrap(tx, close, at));
         // PGlite commits when this callback returns: not after the deadline.
         assertBefore(at);
         state.commitSent = true;

@@ -1,7 +1,7 @@
 import type { WorkerRequest } from "./pglite-worker.js";
 import { receivedError, type SentError, type StartedWorker } from "./ephemeral-start.js";
-import type { Row, SqlClient } from "./sql-client.js";
-import { assertBefore, beforeDeadline, storeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
+import type { QueryOptions, Row, SqlClient, TransactionOptions } from "./sql-client.js";
+import { assertBefore, beforeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
 
 /** A request without its id (the client numbers them); the union spread one member at a time. */
 type Request = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
@@ -68,20 +68,21 @@ export async function pgliteWorkerClient(started: StartedWorker): Promise<{ clie
       }
     })());
 
-  const clientFor = (tx: number | undefined): SqlClient => ({
+  // `txAt`: inside a transaction, its deadline, which bounds every statement of it.
+  const clientFor = (tx: number | undefined, txAt?: number): SqlClient => ({
     kind: "pglite",
-    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-      const at = storeDeadline();
+    async query<T extends Row>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
+      const at = tx === undefined ? options?.deadline : txAt;
       assertBefore(at);
       return beforeDeadline(send<T[]>({ op: "query", text, params, ...(tx === undefined ? {} : { tx }) }), at, () => new StoreTimeoutError());
     },
     async exec(script: string) {
       await send({ op: "exec", script, ...(tx === undefined ? {} : { tx }) });
     },
-    async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+    async transaction<T>(work: (tx: SqlClient) => Promise<T>, options?: TransactionOptions): Promise<T> {
       // Inside a transaction, as with PGlite's own: the work joins it.
-      if (tx !== undefined) return work(clientFor(tx));
-      const at = storeDeadline();
+      if (tx !== undefined) return work(clientFor(tx, txAt));
+      const at = options?.deadline;
       assertBefore(at);
       const state = { commitSent: false };
       const attempt = (async () => {
@@ -90,7 +91,7 @@ export async function pgliteWorkerClient(started: StartedWorker): Promise<{ clie
         try {
           // Queued behind other work past the deadline: nothing is run at all.
           assertBefore(at);
-          result = await work(clientFor(id));
+          result = await work(clientFor(id, at));
           // Not committed after the deadline.
           assertBefore(at);
         } catch (error) {

@@ -1,7 +1,7 @@
 import postgres from "postgres";
-import type { QueryOptions, Row, SqlClient } from "./sql-client.js";
+import type { QueryOptions, Row, SqlClient, TransactionOptions } from "./sql-client.js";
 import { Reservations, type Pool } from "./reservations.js";
-import { assertBefore, beforeDeadline, remainingMs, storeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
+import { assertBefore, beforeDeadline, remainingMs, StoreTimeoutError, WriteOutcomeUnknownError } from "./store-deadline.js";
 
 type Sql = postgres.Sql<Record<string, never>>;
 type Reserved = postgres.ReservedSql<Record<string, never>>;
@@ -11,7 +11,7 @@ type Pending = PromiseLike<unknown>;
 /**
  * PostgreSQL through postgres.js: a pool, prepared statements (unless told
  * otherwise), cancellable
- * queries, every call bounded by the store deadline (store/store-deadline.ts).
+ * queries, every call bounded by its store deadline (store/store-deadline.ts).
  *
  * Transactions are our own, on a reserved connection, not postgres.js's
  * `sql.begin`: when begin's connection closes mid-transaction (a reset after a
@@ -52,11 +52,11 @@ export function createPostgresClient(url: string, poolMax: number, options: Post
   }) as unknown as Sql;
   return {
     kind: "postgres",
-    query: (text, params, options) => bounded(sql, text, params, options, prepare),
+    query: (text, params, options) => bounded(sql, text, params, options, prepare, options?.deadline),
     async exec(script: string) {
       await sql.unsafe(script);
     },
-    transaction: (work) => transaction(reservations, work, prepare),
+    transaction: (work, options?: TransactionOptions) => transaction(reservations, work, prepare, options?.deadline),
     async listen(channel, onNotify, onConnect) {
       const { unlisten } = await sql.listen(channel, (payload) => onNotify(payload), () => onConnect?.());
       return unlisten;
@@ -74,8 +74,8 @@ async function bounded<T extends Row>(
   params: readonly unknown[] = [],
   options: QueryOptions | undefined,
   prepare: boolean,
+  at: number | undefined,
 ): Promise<T[]> {
-  const at = storeDeadline();
   assertBefore(at);
   const pending = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });
   const signal = options?.signal;
@@ -92,8 +92,7 @@ async function bounded<T extends Row>(
  * deadline), `work`, then COMMIT only if the deadline has not passed. A
  * COMMIT whose reply is lost or late is reported as an unknown outcome.
  */
-async function transaction<T>(pool: Pool, work: (tx: SqlClient) => Promise<T>, prepare: boolean): Promise<T> {
-  const at = storeDeadline();
+async function transaction<T>(pool: Pool, work: (tx: SqlClient) => Promise<T>, prepare: boolean, at: number | undefined): Promise<T> {
   assertBefore(at);
   const state = { commitSent: false };
   const attempt = runTransaction(pool, work, at, state, prepare);
@@ -117,7 +116,7 @@ async function runTransaction<T>(
   const send = async <R extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]> => {
     if (!usable) throw connectionClosed();
     try {
-      return await bounded<R>(reserved, text, params, options, prepare);
+      return await bounded<R>(reserved, text, params, options, prepare, at);
     } catch (error) {
       if (!answeredByServer(error) && !(error instanceof StoreTimeoutError)) usable = false;
       throw error;

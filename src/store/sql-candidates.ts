@@ -33,7 +33,7 @@ export class SqlCandidateSource implements CandidateSource {
    * aliases). The union of the groups is exactly expandSubjects' answer; the
    * groups tell which named subject a returned belief is about.
    */
-  async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
+  async expandSubjectsEach(p: Principal, subjects: readonly string[], options?: QueryOptions): Promise<Map<string, string[]>> {
     const names = [...new Set(subjects.map((s) => s.toLowerCase()))];
     const groups = new Map<string, string[]>(names.map((n) => [n, []]));
     if (names.length === 0) return groups;
@@ -49,6 +49,7 @@ export class SqlCandidateSource implements CandidateSource {
        SELECT c.requested, a.alias_key FROM subject_aliases a JOIN canonical c ON lower(a.subject) = c.subject
        WHERE a.tenant_id = $1 AND a.principal_id = $2`,
       [p.tenantId, p.principalId, names],
+      options,
     );
     for (const r of rows) groups.get(r.requested)?.push(r.name);
     for (const list of groups.values()) list.sort();
@@ -248,7 +249,13 @@ export class SqlCandidateSource implements CandidateSource {
    * a successor written after the watermark is now in force over it
    * (successorInForceSql), the old row left as it was.
    */
-  async snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]> {
+  async snapshotCorrections(
+    p: Principal,
+    returned: readonly string[],
+    afterPosition: number,
+    at: Date,
+    options?: QueryOptions,
+  ): Promise<Correction[]> {
     if (returned.length === 0) return [];
     const rows = await this.db.query<{ belief_id: string; superseded_by: string | null; since: Date }>(
       `SELECT old.belief_id::text AS belief_id, COALESCE(in_force.belief_id, successor.belief_id)::text AS superseded_by,
@@ -274,6 +281,7 @@ export class SqlCandidateSource implements CandidateSource {
            OR in_force.store_position > $4::bigint)
        ORDER BY old.belief_id`,
       [p.tenantId, p.principalId, [...new Set(returned)], afterPosition, at.toISOString()],
+      options,
     );
     return rows.map((r) => ({ beliefId: r.belief_id, supersededBy: r.superseded_by, noLongerHoldsAsOf: r.since }));
   }

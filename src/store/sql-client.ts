@@ -8,6 +8,13 @@ export type Row = Record<string, unknown>;
 export interface QueryOptions {
   /** Cancels the statement when aborted (PostgreSQL only; PGlite cannot cancel a running statement). */
   signal?: AbortSignal;
+  /** The store deadline (epoch ms): not sent after it, answered by it (store/store-deadline.ts). Absent: unbounded. */
+  deadline?: number;
+}
+
+export interface TransactionOptions {
+  /** The store deadline (epoch ms): no statement and no COMMIT after it, answered by it. Absent: unbounded. */
+  deadline?: number;
 }
 
 export interface SqlClient {
@@ -16,8 +23,11 @@ export interface SqlClient {
   query<T extends Row = Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** A script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
-  /** Runs `work` in one transaction: all or nothing. */
-  transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction: all or nothing. The transaction's
+   * deadline bounds every statement of `work` (`tx` ignores any of its own).
+   */
+  transaction<T>(work: (tx: SqlClient) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * LISTEN on a channel. `onConnect` runs whenever the listening connection is
    * (re)established, so a subscriber can drop state it may have missed.

@@ -1,11 +1,14 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { UnavailableError } from "../domain/errors.js";
+import type { QueryOptions, Row, SqlClient, TransactionOptions } from "./sql-client.js";
 
 /**
- * The time by which the store must have answered the current call, carried
- * implicitly (AsyncLocalStorage) from the RPC layer to the SQL adapters, so
- * that every store call of a request is bounded without threading a deadline
- * through each store method. See docs/adr/0003-store-deadlines.md.
+ * The time by which the store must have answered (epoch ms), carried
+ * explicitly: a statement takes it in its options, a transaction in its own,
+ * and `boundTo` gives a client (and so a MemoryStore) that adds it to every
+ * call. The RPC layer computes it once per call (server/store-deadline.ts);
+ * background work uses the unbounded client or a bound of its own. See
+ * docs/adr/0003-store-deadlines.md (it was an AsyncLocalStorage scope once;
+ * on Node 20 that hooks every promise the process makes).
  *
  * The adapters honour it the same way on both stores:
  * - no statement is sent once it has passed, and in particular no COMMIT;
@@ -14,21 +17,27 @@ import { UnavailableError } from "../domain/errors.js";
  *   WriteOutcomeUnknownError when a COMMIT was sent and its reply is missing.
  */
 
-const scope = new AsyncLocalStorage<number>();
-
-/** Runs `work` with store calls bounded by `at` (epoch ms). */
-export function withStoreDeadline<T>(at: number, work: () => T): T {
-  return scope.run(at, work);
+/**
+ * `db` with every statement and transaction bounded by `at` (an earlier
+ * deadline a caller passes itself still wins). Undefined: `db` unbounded.
+ */
+export function boundTo(db: SqlClient, at: number | undefined): SqlClient {
+  if (at === undefined) return db;
+  return {
+    kind: db.kind,
+    query: <T extends Row>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
+      db.query<T>(text, params, { ...options, deadline: earlier(at, options?.deadline) }),
+    exec: (script) => db.exec(script),
+    transaction: (work, options?: TransactionOptions) => db.transaction(work, { deadline: earlier(at, options?.deadline) }),
+    listen: (channel, onNotify, onConnect) => db.listen(channel, onNotify, onConnect),
+    close: () => db.close(),
+  };
 }
 
-/** Runs `work` unbounded: for background work a call starts but does not wait for (trace retries). */
-export function withoutStoreDeadline<T>(work: () => T): T {
-  return scope.exit(work);
-}
-
-/** The current call's store deadline, or undefined outside any call. */
-export function storeDeadline(): number | undefined {
-  return scope.getStore();
+/** The earlier of two deadlines, either possibly absent. */
+export function earlier(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined ? a : Math.min(a, b);
 }
 
 /** The store did not answer before the deadline, and nothing was committed. */

@@ -5,7 +5,6 @@ import type { Logger } from "../logger.js";
 import type { TraceRecorder } from "../recall/pipeline.js";
 import { isUnavailable } from "../server/errors.js";
 import { RECALLED_EVENT, recalledEvent } from "./recalled-event.js";
-import { withoutStoreDeadline } from "../store/store-deadline.js";
 
 /**
  * Records each recall's trace off the critical path, in batches, without
@@ -277,8 +276,8 @@ export class TraceWriter implements TraceRecorder {
   /** One batch write and its bookkeeping; false when some of it waits for a retry. */
   private async writeBatch(batch: Pending[]): Promise<boolean> {
     try {
-      // Not bounded by the store deadline of the call whose timer scheduled the flush.
-      await withoutStoreDeadline(() => this.sink.recordBatch(batch));
+      // Not bounded by any call's store deadline: the sink is the unbounded store (the timeout above bounds the wait).
+      await this.sink.recordBatch(batch);
     } catch (error) {
       return this.failed(batch, error) === 0;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StoreTimeoutError, withStoreDeadline } from "../../src/store/store-deadline.js";
+import { StoreTimeoutError } from "../../src/store/store-deadline.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
 import { useStore } from "./store-helpers.js";
@@ -35,7 +35,7 @@ describe.each(STORE_KINDS)("store deadlines ($kind)", ({ open }) => {
     await store().putBeliefs(p, [belief()]);
     const held = await holdHead(p);
     const late = belief();
-    const write = withStoreDeadline(Date.now() + 300, () => store().putBeliefs(p, [late]));
+    const write = store().at(Date.now() + 300).putBeliefs(p, [late]);
     const outcome = await Promise.race([
       write.then(
         () => "committed",
@@ -56,15 +56,23 @@ describe.each(STORE_KINDS)("store deadlines ($kind)", ({ open }) => {
   it("sends nothing once the deadline has passed", async () => {
     const p = newPrincipal();
     const b = belief();
-    await expect(withStoreDeadline(Date.now() - 1, () => store().putBeliefs(p, [b]))).rejects.toBeInstanceOf(StoreTimeoutError);
-    await expect(withStoreDeadline(Date.now() - 1, () => store().head(p))).rejects.toBeInstanceOf(StoreTimeoutError);
+    await expect(store().at(Date.now() - 1).putBeliefs(p, [b])).rejects.toBeInstanceOf(StoreTimeoutError);
+    await expect(store().at(Date.now() - 1).head(p)).rejects.toBeInstanceOf(StoreTimeoutError);
     expect(await store().beliefsById(p, [b.beliefId])).toEqual([]);
+  });
+
+  it("a deadline the caller passes itself still wins over the store's bound, and an unbounded store has none", async () => {
+    const p = newPrincipal();
+    await expect(store().at(Date.now() + 10_000).head(p, Date.now() - 1)).rejects.toBeInstanceOf(StoreTimeoutError);
+    await expect(store().at(Date.now() - 1).head(p, Date.now() + 10_000)).rejects.toBeInstanceOf(StoreTimeoutError);
+    expect(store().at(undefined)).toBe(store());
+    expect((await store().head(p)).position).toBe(0);
   });
 
   it("a write with time to spare commits as usual", async () => {
     const p = newPrincipal();
     const b = belief();
-    expect(await withStoreDeadline(Date.now() + 10_000, () => store().putBeliefs(p, [b]))).toEqual({ written: 1, position: 1 });
+    expect(await store().at(Date.now() + 10_000).putBeliefs(p, [b])).toEqual({ written: 1, position: 1 });
     expect((await store().beliefsById(p, [b.beliefId])).length).toBe(1);
   });
 });

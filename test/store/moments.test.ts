@@ -27,7 +27,7 @@ function counting(db: SqlClient): SqlClient & { statements: string[] } {
       statements.push(script);
       return inner.exec(script);
     },
-    transaction: (work) => inner.transaction((tx) => work(wrap(tx))),
+    transaction: (work, options) => inner.transaction((tx) => work(wrap(tx)), options),
     listen: (channel, onNotify, onConnect) => inner.listen(channel, onNotify, onConnect),
     close: () => inner.close(),
   });

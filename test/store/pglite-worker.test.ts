@@ -8,7 +8,7 @@ import { isUnavailable } from "../../src/server/errors.js";
 import { takePgliteWorker } from "../../src/store/ephemeral-start.js";
 import { pgliteWorkerClient } from "../../src/store/pglite-worker-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
-import { StoreTimeoutError, withStoreDeadline } from "../../src/store/store-deadline.js";
+import { StoreTimeoutError } from "../../src/store/store-deadline.js";
 
 /** The ephemeral store's client, whose PGlite runs in a worker thread (the built dist/store/pglite-worker.js). */
 describe("PGlite in a worker thread", () => {
@@ -64,7 +64,7 @@ describe("PGlite in a worker thread", () => {
   });
 
   it("sends no statement once the store deadline has passed", async () => {
-    const error = await withStoreDeadline(Date.now() - 1, () => db.query("SELECT 1")).catch((e: unknown) => e);
+    const error = await db.query("SELECT 1", [], { deadline: Date.now() - 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreTimeoutError);
   });
 

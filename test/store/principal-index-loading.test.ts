@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadBeliefRows } from "../../src/principal-index/loading.js";
 import { PrincipalIndexes } from "../../src/principal-index/principal-indexes.js";
-import { withStoreDeadline } from "../../src/store/store-deadline.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { useStore } from "./store-helpers.js";
@@ -23,7 +22,7 @@ describe.each(STORE_KINDS)("principal index background load ($kind)", ({ open })
     const indexes = new PrincipalIndexes(store(), { maxBytes: 16 * 1024 * 1024, headCheckMs: 60_000, loadDelayMs: 30 });
     const head = await store().head(p);
     // The call's deadline passes before the scheduled load starts.
-    const first = await withStoreDeadline(Date.now() + 5, () => indexes.sourceFor(p, head));
+    const first = await indexes.sourceFor(p, head, Date.now() + 5);
     expect(first).toBe(store().candidates);
     await until(() => indexes.stats.loads + indexes.stats.loadFailures > 0);
     expect(indexes.stats.loadFailures).toBe(0);

@@ -2,7 +2,6 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPostgresClient } from "../../src/store/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
-import { withStoreDeadline } from "../../src/store/store-deadline.js";
 import { freshPostgresDatabase } from "../support/stores.js";
 
 /**
@@ -37,16 +36,19 @@ describe("transactions when a pool connection is lost (postgres)", () => {
     let pid = 0;
     let holding!: () => void;
     const held = new Promise<void>((r) => (holding = r));
-    const first = withStoreDeadline(Date.now() + 5000, () =>
-      db.transaction(async (tx) => {
-        pid = Number((await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0]!.pid);
-        holding();
-        // Idle on its connection (not in a statement) when the server ends it.
-        await new Promise((r) => setTimeout(r, 1000));
-      }),
-    ).catch((e: unknown) => e);
+    const first = db
+      .transaction(
+        async (tx) => {
+          pid = Number((await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0]!.pid);
+          holding();
+          // Idle on its connection (not in a statement) when the server ends it.
+          await new Promise((r) => setTimeout(r, 1000));
+        },
+        { deadline: Date.now() + 5000 },
+      )
+      .catch((e: unknown) => e);
     await held;
-    const second = withStoreDeadline(Date.now() + 5000, () => db.transaction(async (tx) => (await tx.query<{ one: number }>("SELECT 1 AS one"))[0]!.one));
+    const second = db.transaction(async (tx) => (await tx.query<{ one: number }>("SELECT 1 AS one"))[0]!.one, { deadline: Date.now() + 5000 });
     await new Promise((r) => setTimeout(r, 100));
     await admin`SELECT pg_terminate_backend(${pid})`;
 
@@ -61,18 +63,21 @@ describe("transactions when a pool connection is lost (postgres)", () => {
     let pid = 0;
     let idle!: () => void;
     const waiting = new Promise<void>((r) => (idle = r));
-    const writer = withStoreDeadline(Date.now() + 5000, () =>
-      db.transaction(async (tx) => {
-        await tx.query("INSERT INTO session_probe VALUES (1)");
-        pid = Number((await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0]!.pid);
-        idle();
-        await new Promise((r) => setTimeout(r, 1000));
-        await tx.query("INSERT INTO session_probe VALUES (2)");
-      }),
-    ).catch((e: unknown) => e);
+    const writer = db
+      .transaction(
+        async (tx) => {
+          await tx.query("INSERT INTO session_probe VALUES (1)");
+          pid = Number((await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0]!.pid);
+          idle();
+          await new Promise((r) => setTimeout(r, 1000));
+          await tx.query("INSERT INTO session_probe VALUES (2)");
+        },
+        { deadline: Date.now() + 5000 },
+      )
+      .catch((e: unknown) => e);
     await waiting;
     // A transaction queued behind it makes the pool re-open the connection at once.
-    const queued = withStoreDeadline(Date.now() + 5000, () => db.transaction(async (tx) => tx.query("SELECT 1")));
+    const queued = db.transaction(async (tx) => tx.query("SELECT 1"), { deadline: Date.now() + 5000 });
     await new Promise((r) => setTimeout(r, 100));
     await admin`SELECT pg_terminate_backend(${pid})`;
     await queued;

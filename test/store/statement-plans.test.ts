@@ -27,7 +27,7 @@ function recording(db: SqlClient): SqlClient & { last: () => { text: string; par
       return db.query(text, params, options);
     },
     exec: (script) => db.exec(script),
-    transaction: (work) => db.transaction(work),
+    transaction: (work, options) => db.transaction(work, options),
     listen: (channel, onNotify, onConnect) => db.listen(channel, onNotify, onConnect),
     close: () => db.close(),
     last: () => {

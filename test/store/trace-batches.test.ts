@@ -17,7 +17,7 @@ function recording(db: SqlClient, statements: string[], transactions: unknown[] 
   return {
     ...db,
     query: (text, params, options) => (statements.push(text), db.query(text, params, options)),
-    transaction: (work) => (transactions.push(work), db.transaction((tx) => work(recording(tx, statements, transactions)))),
+    transaction: (work, options) => (transactions.push(work), db.transaction((tx) => work(recording(tx, statements, transactions)), options)),
   };
 }
 

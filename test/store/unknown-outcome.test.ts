@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadMigrations, migrate } from "../../src/store/migrate.js";
 import { createPostgresClient } from "../../src/store/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
-import { StoreTimeoutError, WriteOutcomeUnknownError, withStoreDeadline } from "../../src/store/store-deadline.js";
+import { StoreTimeoutError, WriteOutcomeUnknownError } from "../../src/store/store-deadline.js";
 import { FaultProxy } from "../support/fault-proxy.js";
 import { freshPostgresDatabase } from "../support/stores.js";
 
@@ -45,11 +45,12 @@ describe("a write whose COMMIT goes unanswered (postgres)", () => {
 
   /** A transaction that inserts `id` and stalls the path just before its COMMIT is sent. */
   const writeThenStall = (id: string, stall: { repliesOnly?: boolean }) =>
-    withStoreDeadline(Date.now() + 700, () =>
-      viaProxy.transaction(async (tx) => {
+    viaProxy.transaction(
+      async (tx) => {
         await tx.query("INSERT INTO outcome_probe (id) VALUES ($1)", [id]);
         proxy.stall(stall);
-      }),
+      },
+      { deadline: Date.now() + 700 },
     );
   const landed = async (id: string) => (await direct.query("SELECT 1 FROM outcome_probe WHERE id = $1", [id])).length === 1;
 
@@ -75,12 +76,15 @@ describe("a write whose COMMIT goes unanswered (postgres)", () => {
 
   it("a statement stalled before the COMMIT fails as not written, and is rolled back when the reply comes", async () => {
     const id = randomUUID();
-    const error = await withStoreDeadline(Date.now() + 700, () =>
-      viaProxy.transaction(async (tx) => {
-        proxy.stall();
-        await tx.query("INSERT INTO outcome_probe (id) VALUES ($1)", [id]);
-      }),
-    ).catch((e: unknown) => e);
+    const error = await viaProxy
+      .transaction(
+        async (tx) => {
+          proxy.stall();
+          await tx.query("INSERT INTO outcome_probe (id) VALUES ($1)", [id]);
+        },
+        { deadline: Date.now() + 700 },
+      )
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreTimeoutError);
     await proxy.restore({ resume: true });
     await new Promise((r) => setTimeout(r, 500));

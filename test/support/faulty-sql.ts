@@ -1,4 +1,4 @@
-import type { QueryOptions, Row, SqlClient } from "../../src/store/sql-client.js";
+import type { QueryOptions, Row, SqlClient, TransactionOptions } from "../../src/store/sql-client.js";
 
 /**
  * A real SqlClient with faults injected: in "fail" mode statements matching
@@ -61,9 +61,9 @@ export class FaultySqlClient implements SqlClient {
     return this.real.listen(channel, onNotify, onConnect);
   }
 
-  async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: SqlClient) => Promise<T>, options?: TransactionOptions): Promise<T> {
     if (this.mode === "hold") await this.gate?.promise;
-    return this.real.transaction((tx) => work(new FaultySqlClient(tx, this.pattern, this.parent ?? this)));
+    return this.real.transaction((tx) => work(new FaultySqlClient(tx, this.pattern, this.parent ?? this)), options);
   }
 
   close(): Promise<void> {

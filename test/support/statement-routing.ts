@@ -329,7 +329,7 @@ export function routingChecked(inner: SqlClient, log: RoutingLog): SqlClient {
       return db.query(text, params, options);
     },
     exec: (script) => db.exec(script),
-    transaction: (work) => db.transaction((tx) => work(wrap(tx))),
+    transaction: (work, options) => db.transaction((tx) => work(wrap(tx)), options),
     listen: (channel, onNotify, onConnect) => db.listen(channel, onNotify, onConnect),
     close: () => db.close(),
   });

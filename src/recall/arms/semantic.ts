@@ -18,13 +18,14 @@ export interface SemanticSearch {
  * similarity (semantic-calibration.ts). An embedder outage fails the arm,
  * which the pipeline reports in arms_degraded; the recall goes on without it.
  */
-export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter, text: string | null, cap: number): RecallArm {
+/** `deadline`: the recall's store deadline (store/store-deadline.ts). */
+export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter, text: string | null, cap: number, deadline?: number): RecallArm {
   return {
     name: "semantic",
     async run(signal) {
       if (!text || text.trim() === "") return [];
       const [vector] = await semantic.embedder.embed([text], signal);
-      return semantic.store.semanticCandidates(filter, semantic.embedder.id, vector!, cap, semantic.similarity.min, { signal });
+      return semantic.store.semanticCandidates(filter, semantic.embedder.id, vector!, cap, semantic.similarity.min, { signal, deadline });
     },
   };
 }

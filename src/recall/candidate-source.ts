@@ -1,3 +1,4 @@
+import { earlier } from "../domain/deadline.js";
 import type { Correction, Principal, StoredBelief } from "../domain/model.js";
 import type { EligibilityFilter } from "./hard-filter.js";
 import type { RowMemo } from "./row-memo.js";
@@ -42,7 +43,7 @@ export interface ReadOptions {
  */
 export function boundSource(source: CandidateSource, deadline: number | undefined): CandidateSource {
   if (deadline === undefined) return source;
-  const bound = (options?: ReadOptions): ReadOptions => ({ ...options, deadline: Math.min(deadline, options?.deadline ?? Infinity) });
+  const bound = (options?: ReadOptions): ReadOptions => ({ ...options, deadline: earlier(deadline, options?.deadline) });
   return {
     expandSubjectsEach: (p, subjects, options) => source.expandSubjectsEach(p, subjects, bound(options)),
     structuredCandidates: (f, anchors, cap, options) => source.structuredCandidates(f, anchors, cap, bound(options)),

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   AppendEpisodesResponseSchema,
   DeleteSessionTracesResponseSchema,
@@ -44,47 +44,46 @@ export function writeService(deps: {
   traces?: Pick<TraceWriter, "forgetSession" | "settle" | "forgetPrincipal">;
 }): ServiceImpl<typeof MemoryWriteService> {
   // Each call's store calls are bounded by its store deadline.
-  type Ctx = Parameters<typeof storeDeadlineOf>[0];
-  const storeOf = (ctx: Ctx) => deps.store.at(storeDeadlineOf(ctx));
-  const wrote = async <T>(ctx: Ctx, p: Principal, result: T, beliefIds?: readonly string[]): Promise<T> => {
-    await deps.afterWrite?.(p, beliefIds, storeDeadlineOf(ctx));
+  const storeOf = (ctx: HandlerContext) => deps.store.at(storeDeadlineOf(ctx));
+  const wrote = async <T>(ctx: HandlerContext, result: T, beliefIds?: readonly string[]): Promise<T> => {
+    await deps.afterWrite?.(principalOf(ctx), beliefIds, storeDeadlineOf(ctx));
     return result;
   };
   return {
     async putBeliefs(req, ctx) {
       const beliefs = validate.putBeliefs(req, deps.clock());
-      const { written, position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).putBeliefs(principalOf(ctx), beliefs));
+      const { written, position } = await wrote(ctx, await storeOf(ctx).putBeliefs(principalOf(ctx), beliefs));
       return create(PutBeliefsResponseSchema, { written, storePosition: BigInt(position) });
     },
     async appendEpisodes(req, ctx) {
       const episodes = validate.appendEpisodes(req);
-      const { appended, position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).appendEpisodes(principalOf(ctx), episodes));
+      const { appended, position } = await wrote(ctx, await storeOf(ctx).appendEpisodes(principalOf(ctx), episodes));
       return create(AppendEpisodesResponseSchema, { appended, storePosition: BigInt(position) });
     },
     async setPersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).setPersonaEntry(principalOf(ctx), beliefId));
+      const { position } = await wrote(ctx, await storeOf(ctx).setPersonaEntry(principalOf(ctx), beliefId));
       return create(SetPersonaEntryResponseSchema, { storePosition: BigInt(position) });
     },
     async removePersonaEntry(req, ctx) {
       const beliefId = validate.uuid(req.beliefId, "belief_id");
-      const { removed, position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).removePersonaEntry(principalOf(ctx), beliefId));
+      const { removed, position } = await wrote(ctx, await storeOf(ctx).removePersonaEntry(principalOf(ctx), beliefId));
       return create(RemovePersonaEntryResponseSchema, { removed, storePosition: BigInt(position) });
     },
     async putSubjectAliases(req, ctx) {
       const aliases = validate.subjectAliases(req);
-      const { written } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).putSubjectAliases(principalOf(ctx), aliases));
+      const { written } = await wrote(ctx, await storeOf(ctx).putSubjectAliases(principalOf(ctx), aliases));
       return create(PutSubjectAliasesResponseSchema, { written });
     },
     async recordCitations(req, ctx) {
       const { traceId, beliefIds, turnId } = validate.citations(req);
       await deps.traces?.settle(principalOf(ctx), (t) => t.id === traceId, Date.now() + (ctx.timeoutMs() ?? CITATION_SETTLE_MS));
-      const { recorded } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).recordCitations(principalOf(ctx), traceId, beliefIds, turnId), beliefIds);
+      const { recorded } = await wrote(ctx, await storeOf(ctx).recordCitations(principalOf(ctx), traceId, beliefIds, turnId), beliefIds);
       return create(RecordCitationsResponseSchema, { recorded });
     },
     async rejectBelief(req, ctx) {
       const rejection = validate.rejection(req, deps.clock());
-      const { position } = await wrote(ctx, principalOf(ctx), await storeOf(ctx).rejectBelief(principalOf(ctx), rejection));
+      const { position } = await wrote(ctx, await storeOf(ctx).rejectBelief(principalOf(ctx), rejection));
       return create(RejectBeliefResponseSchema, { storePosition: BigInt(position) });
     },
     async deleteSessionTraces(req, ctx) {

@@ -1,3 +1,4 @@
+import { earlier } from "../domain/deadline.js";
 import { UnavailableError } from "../domain/errors.js";
 import type { QueryOptions, Row, SqlClient, TransactionOptions } from "./sql-client.js";
 
@@ -32,12 +33,6 @@ export function boundTo(db: SqlClient, at: number | undefined): SqlClient {
     listen: (channel, onNotify, onConnect) => db.listen(channel, onNotify, onConnect),
     close: () => db.close(),
   };
-}
-
-/** The earlier of two deadlines, either possibly absent. */
-export function earlier(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  return b === undefined ? a : Math.min(a, b);
 }
 
 /** The store did not answer before the deadline, and nothing was committed. */

@@ -58,6 +58,9 @@ describe("promise hooks", () => {
         await unary(c.health, "Check", { service: "" }, {});
         await new Promise((r) => setTimeout(r, 600));
       }
+      // The second round ran on the principal index, not only on SQL.
+      const metrics = await (await fetch(`http://${sidecar.address}/metrics`)).text();
+      expect(Number(/^recall_index_hits_total (\d+)/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
       expect(sidecar.logs()).toContain(LOADED);
       expect(sidecar.logs()).not.toContain(HOOKS_ON);
     });

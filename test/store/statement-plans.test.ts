@@ -4,7 +4,7 @@ import { SqlCandidateSource } from "../../src/store/sql-candidates.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
-import { useStore } from "./store-helpers.js";
+import { filterFor, useStore } from "./store-helpers.js";
 
 /**
  * Plans, not timings: a statement that tests each of a principal's rows
@@ -37,13 +37,53 @@ function recording(db: SqlClient): SqlClient & { last: () => { text: string; par
   };
 }
 
-/** The plan's text lines, with sequential scans priced out for the statement. */
-async function planOf(db: SqlClient, statement: { text: string; params: readonly unknown[] }): Promise<string[]> {
+/** The plan's text lines, with sequential scans priced out for the statement; `analyze` runs it and reports what each step did. */
+async function planOf(db: SqlClient, statement: { text: string; params: readonly unknown[] }, options = { analyze: false }): Promise<string[]> {
   return db.transaction(async (tx) => {
     await tx.exec("SET LOCAL enable_seqscan = off");
-    const rows = await tx.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement.text}`, statement.params);
+    const explain = options.analyze ? "EXPLAIN (ANALYZE, COSTS OFF)" : "EXPLAIN";
+    const rows = await tx.query<{ "QUERY PLAN": string }>(`${explain} ${statement.text}`, statement.params);
     return rows.map((r) => r["QUERY PLAN"]);
   });
+}
+
+/** Rows an analysed plan's scans of the beliefs table returned or filtered out, over all their loops. */
+function beliefRowsRead(plan: readonly string[]): number {
+  let total = 0;
+  let loops = 0;
+  for (const line of plan) {
+    const scan = /(?:Seq Scan|Index (?:Only )?Scan using \w+|Bitmap Heap Scan) on beliefs\b.*rows=([\d.]+) loops=(\d+)/.exec(line);
+    if (scan) {
+      loops = Number(scan[2]);
+      total += Number(scan[1]) * loops;
+    } else if (/->/.test(line)) {
+      loops = 0;
+    } else {
+      const removed = /Rows Removed by (?:Filter|Index Recheck): (\d+)/.exec(line);
+      if (removed) total += Number(removed[1]) * loops;
+    }
+  }
+  return total;
+}
+
+/**
+ * `count` copies of one belief under new ids, made by one statement (a
+ * thousand writes through the store take seconds), then fresh statistics.
+ */
+async function copies(db: SqlClient, p: Principal, beliefId: string, count: number): Promise<void> {
+  const columns = (
+    await db.query<{ column_name: string }>(
+      `SELECT column_name FROM information_schema.columns
+       WHERE table_name = 'beliefs' AND is_generated = 'NEVER' AND column_name <> 'belief_id' ORDER BY ordinal_position`,
+    )
+  ).map((c) => c.column_name);
+  await db.query(
+    `INSERT INTO beliefs (belief_id, ${columns.join(", ")}) SELECT gen_random_uuid(), ${columns.map((c) => `b.${c}`).join(", ")}
+     FROM beliefs b CROSS JOIN generate_series(1, $4::int)
+     WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = $3`,
+    [p.tenantId, p.principalId, beliefId, count],
+  );
+  await db.exec("ANALYZE beliefs");
 }
 
 describe.each(STORE_KINDS)("statement plans ($kind)", ({ open }) => {
@@ -57,19 +97,7 @@ describe.each(STORE_KINDS)("statement plans ($kind)", ({ open }) => {
     // copies of one belief under new ids, made by one statement (a thousand writes through the store take seconds).
     const filler = belief({ statement: "Andy noted a fact." });
     await store().putBeliefs(p, [old, filler]);
-    const columns = (
-      await store().db.query<{ column_name: string }>(
-        `SELECT column_name FROM information_schema.columns
-         WHERE table_name = 'beliefs' AND is_generated = 'NEVER' AND column_name <> 'belief_id' ORDER BY ordinal_position`,
-      )
-    ).map((c) => c.column_name);
-    await store().db.query(
-      `INSERT INTO beliefs (belief_id, ${columns.join(", ")}) SELECT gen_random_uuid(), ${columns.map((c) => `b.${c}`).join(", ")}
-       FROM beliefs b CROSS JOIN generate_series(1, 1000)
-       WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = $3`,
-      [p.tenantId, p.principalId, filler.beliefId],
-    );
-    await store().db.exec("ANALYZE beliefs");
+    await copies(store().db, p, filler.beliefId, 1000);
     const watermark = (await store().head(p)).position;
     await store().putBeliefs(p, [successor]);
     const db = recording(store().db);
@@ -81,5 +109,24 @@ describe.each(STORE_KINDS)("statement plans ($kind)", ({ open }) => {
     expect(plan.filter((line) => /Index Cond:.*supersedes @>/.test(line)), plan.join("\n")).toHaveLength(2);
     // ...and no scan tests the supersedes array of each row it reads.
     expect(plan.filter((line) => /Filter:.*supersedes/.test(line)), plan.join("\n")).toEqual([]);
+  });
+
+  it("the lexical arm's name lookup asks the subject index for each name, never reads every row of the principal", async () => {
+    const p: Principal = newPrincipal();
+    // A common subject (a large principal's "User" group) and a rare one; their copies
+    // outnumber the rest, so a statement that reads the rows in subject order reads them all.
+    const common = belief({ subject: "User", statement: "User noted a fact." });
+    await store().putBeliefs(p, [common, belief({ subject: "Melanie", statement: "Melanie paints landscapes." })]);
+    await copies(store().db, p, common.beliefId, 1000);
+    const db = recording(store().db);
+    const names = await new SqlCandidateSource(db).resolveNamedSubjects(filterFor(p), ["user", "which user"], ["melanei", "usr"], 0.4);
+    expect(names).toEqual({ exact: ["user"], fuzzy: ["melanie"] });
+
+    // The statement as it ran: the rows it read from the beliefs table, whatever plan PostgreSQL chose.
+    // Reading the rows of the common subject to find its one name, or the principal's rows in subject
+    // order, reads a thousand; a lookup per name reads a few. (The successor check's partial index
+    // holds only rows that name a predecessor: none here.)
+    const plan = await planOf(store().db, db.last(), { analyze: true });
+    expect(beliefRowsRead(plan), plan.join("\n")).toBeLessThan(50);
   });
 });

@@ -19,7 +19,7 @@ export class BeliefColumns {
   local = new Uint8Array(0);
   originScope = new Int32Array(0);
   subject = new Int32Array(0);
-  /** Epoch ms; a missing end (valid_to, retracted_at, expires_hint) is +∞, as IndexedBelief.times. */
+  /** Epoch ms; a missing end (valid_to, retracted_at, expires_hint) is +∞. */
   validFrom = new Float64Array(0);
   validTo = new Float64Array(0);
   recordedAt = new Float64Array(0);
@@ -44,18 +44,17 @@ export class BeliefColumns {
     const o = ib.ord;
     if (o >= this.capacity) this.grow(o + 1);
     const b = ib.belief;
-    const t = ib.times;
     this.sensitivity[o] = b.sensitivity;
     this.status[o] = this.statuses.id(b.status);
     this.beliefType[o] = this.types.id(b.beliefType);
     this.local[o] = b.portability === "local" ? 1 : 0;
     this.originScope[o] = this.scopes.id(b.originScope);
     this.subject[o] = this.subjects.id(ib.subjectKey);
-    this.validFrom[o] = t.validFrom;
-    this.validTo[o] = t.validTo;
-    this.recordedAt[o] = t.recordedAt;
-    this.retractedAt[o] = t.retractedAt;
-    this.expiresHint[o] = t.expiresHint;
+    this.validFrom[o] = b.validFrom.getTime();
+    this.validTo[o] = endMs(b.validTo);
+    this.recordedAt[o] = b.recordedAt.getTime();
+    this.retractedAt[o] = endMs(b.retractedAt);
+    this.expiresHint[o] = endMs(b.expiresHint);
     this.notTrueSinceUs[o] = ib.notTrueSinceUs ?? Infinity;
     this.personaHeld[o] = personaHeld ? 1 : 0;
     this.mayBeSuperseded[o] = mayBeSuperseded ? 1 : 0;
@@ -86,6 +85,11 @@ export class BeliefColumns {
     this.idPrefix = grown(this.idPrefix, new Float64Array(capacity));
     this.capacity = capacity;
   }
+}
+
+/** An end time in epoch ms; a missing end is +∞. */
+function endMs(d: Date | null): number {
+  return d === null ? Infinity : d.getTime();
 }
 
 /** 4 one-byte, 4 four-byte and 7 eight-byte columns. */

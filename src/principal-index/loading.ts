@@ -26,8 +26,6 @@ export interface IndexedBelief {
   notTrueSinceUs: number | null;
   /** Latest rejection of any kind (a correction's "since" falls back to it). */
   lastRejectedAt: Date | null;
-  /** The belief's times in epoch ms for the hard filter; a missing end (valid_to, retracted_at, expires_hint) is +∞. */
-  times: { validFrom: number; validTo: number; recordedAt: number; retractedAt: number; expiresHint: number };
   /** Place in the structured arm's authority order (ordered-beliefs.ts); set before that arm reads it. */
   rank: number;
   /** Its ordinal in the principal's index (the same for every row of one belief id): where its columns and postings are. */
@@ -137,17 +135,8 @@ export async function sqlLexemes(db: SqlClient, terms: readonly string[], option
 }
 
 export function indexedFromRow(r: Row): IndexedBelief {
-  const belief = beliefFromRow(r);
-  const ms = (d: Date | null) => (d === null ? Infinity : d.getTime());
   return {
-    belief,
-    times: {
-      validFrom: belief.validFrom.getTime(),
-      validTo: ms(belief.validTo),
-      recordedAt: belief.recordedAt.getTime(),
-      retractedAt: ms(belief.retractedAt),
-      expiresHint: ms(belief.expiresHint),
-    },
+    belief: beliefFromRow(r),
     subjectKey: String(r.subject_key),
     terms: parseTsvector(String(r.lex_tsv ?? "")),
     lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],
@@ -159,10 +148,12 @@ export function indexedFromRow(r: Row): IndexedBelief {
   };
 }
 
-/** Approximate heap held by one indexed belief, for the index's byte bound: its memo counted as filled (its content words, a normalised copy of the statement). */
+/**
+ * Approximate heap held by one indexed belief, for the index's byte bound: its
+ * memo counted as filled (its content words, a normalised copy of the
+ * statement). Its subject and lexemes are the index's vocabulary's, counted there.
+ */
 export function indexedBytes(b: IndexedBelief): number {
-  const text = b.belief.subject.length + b.belief.statement.length + b.subjectKey.length + b.belief.predicateKey.length;
-  const terms = b.terms.reduce((sum, t) => sum + (t.lexeme.length + t.labels.length) * 2 + 120, 0);
   const memo = b.belief.statement.length * 2 + 700;
-  return text * 2 + terms + memo + 900;
+  return b.belief.statement.length * 2 + b.terms.length * 8 + memo + 900;
 }

@@ -17,6 +17,7 @@ import { VerdictMemo } from "./verdict-memo.js";
 import { compareIds, lexicalScores, ScoringScratch } from "./lexical-scoring.js";
 import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
 import { Postings } from "./postings.js";
+import { Vocabulary } from "./vocabulary.js";
 import { similarity } from "./trigram.js";
 
 /** What the index asks of the store it cannot hold: lexemes of non-ASCII terms. */
@@ -58,6 +59,7 @@ export class PrincipalIndex implements CandidateSource {
   private aliases: ReadonlyMap<string, string> = new Map();
   private aliasesBySubject = new Map<string, string[]>();
   private beliefBytes = 0;
+  private readonly vocabulary = new Vocabulary();
 
   constructor(
     readonly principal: Principal,
@@ -81,7 +83,7 @@ export class PrincipalIndex implements CandidateSource {
 
   /** Approximate heap held, for RECALL_INDEX_MB. */
   get bytes(): number {
-    return this.beliefBytes + this.columns.bytes + (this.persona.size + this.aliases.size) * 120 + 4096;
+    return this.beliefBytes + this.vocabulary.bytes + this.columns.bytes + (this.persona.size + this.aliases.size) * 120 + 4096;
   }
 
   /** Replaces rows by id (a delta, or the rows feedback changed). */
@@ -90,6 +92,7 @@ export class PrincipalIndex implements CandidateSource {
       const id = next.belief.beliefId;
       const old = this.beliefs.get(id);
       if (old) this.unlink(old);
+      this.vocabulary.intern(next);
       next.ord = old ? old.ord : this.byOrd.length;
       this.byOrd[next.ord] = next;
       this.beliefs.set(id, next);

@@ -19,7 +19,6 @@ const P: Principal = { tenantId: "t-memo", principalId: "p-memo" };
 const T0 = Date.parse("2026-03-01T00:00:00Z");
 
 function indexed(b: StoredBelief): IndexedBelief {
-  const ms = (d: Date | null) => (d === null ? Infinity : d.getTime());
   return {
     belief: b,
     subjectKey: b.subject.toLowerCase(),
@@ -27,7 +26,6 @@ function indexed(b: StoredBelief): IndexedBelief {
     lengths: [0, 0, 0, 0],
     notTrueSinceUs: null,
     lastRejectedAt: null,
-    times: { validFrom: b.validFrom.getTime(), validTo: ms(b.validTo), recordedAt: b.recordedAt.getTime(), retractedAt: ms(b.retractedAt), expiresHint: ms(b.expiresHint) },
     rank: 0,
     ord: -1,
     memo: new RowMemo(),

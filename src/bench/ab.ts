@@ -7,7 +7,7 @@ import { benchDatabaseUrl, generationParams, prepareStore } from "./generate.js"
 import { connectBench, type BenchClient } from "./grpc-client.js";
 import { healthScenario, inTurnOp, openInTurnSessions, searchOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
 import { formatSideBySide, pairOrder, sideResult } from "./side-by-side.js";
-import { CLI, cpuTimeMs, startSidecar, type SidecarProcess } from "./sidecar-process.js";
+import { CLI, cpuTimeMs, indexesLoaded, startSidecar, type SidecarProcess } from "./sidecar-process.js";
 
 /**
  * `npm run bench:ab`: two sidecars on the bench's 1M store at once, called
@@ -28,6 +28,8 @@ const USAGE = `usage: npm run bench:ab -- [options]
   --calls N            measured calls per side (default 3000)
   --warmup N           unmeasured calls per side first (default 1500)
   --principal NAME     the measured principal (default heavy, 10k beliefs)
+  --also-load LIST     other principals, separated by commas, whose indexes each side loads before
+                       anything is timed, e.g. heavy-1k,heavy-100k as npm run bench's main sidecar holds
   --database-url URL   bench database (default $RECALL_BENCH_DATABASE_URL or
                        postgres://postgres@127.0.0.1:5432/recall_bench); generated like npm run bench's when missing
   --seed N             data and query seed (default 7)`;
@@ -46,6 +48,7 @@ interface Options {
   calls: number;
   warmup: number;
   principal: string;
+  alsoLoad: string[];
   databaseUrl: string;
   seed: number;
 }
@@ -64,6 +67,7 @@ function parseOptions(argv: string[]): Options | null {
       calls: { type: "string" },
       warmup: { type: "string" },
       principal: { type: "string", default: "heavy" },
+      "also-load": { type: "string", default: "" },
       "database-url": { type: "string" },
       seed: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
@@ -92,6 +96,7 @@ function parseOptions(argv: string[]): Options | null {
     calls: int("calls", values.calls, 3_000, 1),
     warmup: int("warmup", values.warmup, 1_500, 0),
     principal: values.principal!,
+    alsoLoad: values["also-load"]!.split(",").map((n) => n.trim()).filter((n) => n !== ""),
     databaseUrl: benchDatabaseUrl(values["database-url"]),
     seed: int("seed", values.seed, 7, 0),
   };
@@ -127,8 +132,8 @@ async function main(argv: string[]): Promise<number> {
   // npm run bench's store with its default sizes: reused when its parameters match (a store generated
   // with other sizes is generated again).
   const params = generationParams({ seed: options.seed });
-  if (!params.measured.some((m) => m.principal === options.principal)) {
-    throw new Error(`--principal: one of ${params.measured.map((m) => m.principal).join(", ")}`);
+  for (const [flag, name] of [["--principal", options.principal], ...options.alsoLoad.map((n) => ["--also-load", n])]) {
+    if (!params.measured.some((m) => m.principal === name)) throw new Error(`${flag}: one of ${params.measured.map((m) => m.principal).join(", ")}`);
   }
   const store = await prepareStore(options.databaseUrl, params, { force: false, log });
   const who: MeasuredPrincipal = { principal: options.principal, head: store.heads.get(options.principal) ?? 0 };
@@ -143,11 +148,13 @@ async function main(argv: string[]): Promise<number> {
       const client = connectBench(sidecar.address, { tenant: params.tenant, principal: who.principal }, 5_000);
       sides.push({ side, sidecar, client, op: operation(options.scenario, client, who, options.seed), samples: [] as number[], errors: 0, firstError: "" });
     }
-    // Each side opens its sessions and loads the principal's index before anything is timed.
+    // Each side opens its sessions and loads the principals' indexes before anything is timed.
     for (const s of sides) {
       if (options.scenario === "in-turn") await openInTurnSessions(s.client, who, options.seed)();
       await s.op(0);
+      for (const other of options.alsoLoad) await operation("in-turn", s.client, { principal: other, head: store.heads.get(other) ?? 0 }, options.seed)(0);
     }
+    for (const s of sides) log(`${s.side.label}: ${await indexesLoaded(s.sidecar.address, 1 + options.alsoLoad.length, 180_000)}`);
     await delay(3_000);
     log(`${options.warmup} warm-up and ${options.calls} measured ${options.scenario} calls a side, alternating`);
     const [a, b] = sides as [(typeof sides)[0], (typeof sides)[0]];

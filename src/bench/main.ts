@@ -21,7 +21,7 @@ import {
   type MeasuredPrincipal,
   type Scenario,
 } from "./scenarios.js";
-import { CLI, rssMiB, startSidecar } from "./sidecar-process.js";
+import { CLI, indexesLoaded, rssMiB, startSidecar } from "./sidecar-process.js";
 import { medianOfRounds, type LatencySummary } from "./stats.js";
 
 /**
@@ -282,21 +282,6 @@ async function firstCalls(calls: { label: string; op: () => Promise<void> }[]): 
   return lines;
 }
 
-/** Waits until the sidecar's /metrics shows `count` principal indexes loaded and warmed; says how long that took. */
-async function indexesLoaded(address: string, count: number, timeoutMs: number): Promise<string> {
-  const started = performance.now();
-  let principals = 0;
-  let failures = 0;
-  while (performance.now() - started < timeoutMs) {
-    const text = await fetch(`http://${address}/metrics`).then((r) => r.text(), () => "");
-    principals = Number(/^recall_index_principals (\S+)$/m.exec(text)?.[1] ?? 0);
-    failures = Number(/^recall_index_load_failures_total (\S+)$/m.exec(text)?.[1] ?? 0);
-    const warming = Number(/^recall_index_warming (\S+)$/m.exec(text)?.[1] ?? 0);
-    if (principals >= count && warming === 0) return `${principals} loaded ${((performance.now() - started) / 1000).toFixed(1)} s after the first calls`;
-    await delay(200);
-  }
-  return `only ${principals} of ${count} loaded after ${timeoutMs / 1000} s (${failures} load failures): SQL answered meanwhile`;
-}
 
 async function main(argv: string[]): Promise<number> {
   const options = parseOptions(argv);

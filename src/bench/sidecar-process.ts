@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 
 /** The real sidecar as a child process, as the benchmark drives it: started, measured from outside, stopped. */
@@ -73,4 +74,20 @@ export async function cpuTimeMs(pid: number | undefined): Promise<number> {
   if (stat === null) return Number.NaN;
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Waits until the sidecar's /metrics shows `count` principal indexes loaded and warmed; says how long that took. */
+export async function indexesLoaded(address: string, count: number, timeoutMs: number): Promise<string> {
+  const started = performance.now();
+  let principals = 0;
+  let failures = 0;
+  while (performance.now() - started < timeoutMs) {
+    const text = await fetch(`http://${address}/metrics`).then((r) => r.text(), () => "");
+    principals = Number(/^recall_index_principals (\S+)$/m.exec(text)?.[1] ?? 0);
+    failures = Number(/^recall_index_load_failures_total (\S+)$/m.exec(text)?.[1] ?? 0);
+    const warming = Number(/^recall_index_warming (\S+)$/m.exec(text)?.[1] ?? 0);
+    if (principals >= count && warming === 0) return `${principals} loaded ${((performance.now() - started) / 1000).toFixed(1)} s after the first calls`;
+    await delay(200);
+  }
+  return `only ${principals} of ${count} loaded after ${timeoutMs / 1000} s (${failures} load failures): SQL answered meanwhile`;
 }

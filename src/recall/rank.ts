@@ -94,16 +94,25 @@ export interface NearDuplicateCandidate extends Omit<Collapsible, "validFrom"> {
 export function contentWords(statement: string, subject: string): ReadonlySet<string> {
   const known = CONTENT_WORDS.get(statement, subject);
   if (known) return known;
-  const own = new Set(lexicalTerms(subject, Infinity));
-  const words = new Set(lexicalTerms(statement, Infinity).filter((w) => !own.has(w)));
+  const words = contentWordsComputed(statement, subject);
   CONTENT_WORDS.set(statement, subject, words);
   return words;
 }
 
-/** The candidate's content words: kept with its row when its source keeps a memo (recall/row-memo.ts). */
+function contentWordsComputed(statement: string, subject: string, shared?: (word: string) => string): ReadonlySet<string> {
+  const own = new Set(lexicalTerms(subject, Infinity));
+  const words = lexicalTerms(statement, Infinity).filter((w) => !own.has(w));
+  return new Set(shared ? words.map(shared) : words);
+}
+
+/**
+ * The candidate's content words: kept with its row when its source keeps a
+ * memo (recall/row-memo.ts), and then only there; kept in the table of every
+ * statement seen as well, each would hold a map of its own there for as long.
+ */
 function contentWordsOf(item: NearDuplicateCandidate): ReadonlySet<string> {
   const memo = item.memo;
-  return memo ? (memo.contentWords ??= contentWords(item.statement, item.subject)) : contentWords(item.statement, item.subject);
+  return memo ? (memo.contentWords ??= contentWordsComputed(item.statement, item.subject, memo.shared)) : contentWords(item.statement, item.subject);
 }
 
 /**

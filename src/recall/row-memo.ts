@@ -21,6 +21,12 @@ export class RowMemo {
   lowerSubject: string | undefined = undefined;
   /** Undefined until scanned; null when the statement may be rendered. */
   finding: SafetyFinding | null | undefined = undefined;
+  /**
+   * The holder's one copy of a string equal to `value` (the principal index's
+   * vocabulary), for the words a memo keeps: thousands of rows hold the same
+   * content words. Absent: a memo keeps the strings as computed.
+   */
+  shared: ((value: string) => string) | undefined = undefined;
 }
 
 /** A candidate that may carry its row's memo. */

@@ -59,7 +59,9 @@ describe("the reply path's cheap forms", () => {
     expect(outcome(collapse(kept(), 10))).toEqual(outcome(collapse(plain, 10)));
     expect(await scanStatements(kept())).toEqual(await scanStatements(plain));
     memos.forEach((m, i) => {
-      expect(m.contentWords).toBe(contentWords(statements[i]!, beliefs[i]!.subject));
+      // Equal to the shared table's answer, but not kept there too: the table's set is one of its own.
+      expect(m.contentWords).toEqual(contentWords(statements[i]!, beliefs[i]!.subject));
+      expect(m.contentWords).not.toBe(contentWords(statements[i]!, beliefs[i]!.subject));
       expect(m.normalisedStatement).toBe(statements[i]!.trim().replace(/\s+/g, " ").toLowerCase());
       expect(m.lowerSubject).toBe(beliefs[i]!.subject.toLowerCase());
       expect(m.finding).toBeNull();
@@ -70,6 +72,17 @@ describe("the reply path's cheap forms", () => {
     expect(collapse(kept(), 10).removed.has(beliefs[1]!.beliefId)).toBe(false);
     expect(collapse(plain, 10).removed.get(beliefs[1]!.beliefId)).toBe("restatement");
     expect((await scanStatements(kept()))[2]).toEqual({ ok: false, reason: "secret" });
+  });
+
+  it("a memo's content words are taken through its holder's shared strings when it has them", () => {
+    const b = storedBelief({ beliefId: "c0ffee00-0000-4000-8000-0000000000aa", subject: "Andy", statement: "Andy prefers green tea." });
+    const c = storedBelief({ beliefId: "c0ffee00-0000-4000-8000-0000000000ab", subject: "Andy", statement: "Andy prefers black tea." });
+    const asked: string[] = [];
+    const memos = [new RowMemo(), new RowMemo()];
+    for (const m of memos) m.shared = (w) => (asked.push(w), w);
+    nearDuplicates([rankedCandidate(b, ["lexical"], false, 1, memos[0]), rankedCandidate(c, ["lexical"], false, 0.9, memos[1])], RETRIEVAL_POLICY);
+    expect(asked).toEqual(["prefers", "green", "tea", "prefers", "black", "tea"]);
+    expect(memos[0]!.contentWords).toEqual(new Set(["prefers", "green", "tea"]));
   });
 
   it("content words are the same when asked again, and differ by subject", () => {

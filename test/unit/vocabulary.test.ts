@@ -52,6 +52,33 @@ describe("an index's vocabulary", () => {
     expect(c.terms[0]).toEqual({ lexeme: "andi", labels: "AB" });
   });
 
+  it("gives rows without predecessors, conflicts or source episodes one frozen empty list, and equal lengths one array", () => {
+    const vocabulary = new Vocabulary();
+    const a = row(1, "'andi':1A");
+    const b = row(2, "'andi':1A");
+    const c = row(3, "'andi':1A");
+    c.belief.supersedes = [uid(1)];
+    c.lengths = [1, 3, 0, 0];
+    for (const r of [a, b, c]) vocabulary.intern(r);
+    expect(a.belief.supersedes).toBe(b.belief.conflictsWith);
+    expect(a.belief.sourceEpisodeIds).toBe(b.belief.supersedes);
+    expect(a.belief.supersedes).toEqual([]);
+    expect(Object.isFrozen(a.belief.supersedes)).toBe(true);
+    expect(c.belief.supersedes).toEqual([uid(1)]);
+    expect(a.lengths).toBe(b.lengths);
+    expect(c.lengths).toEqual([1, 3, 0, 0]);
+    expect(c.lengths).not.toBe(a.lengths);
+  });
+
+  it("hands each row's memo its strings, and the lower-cased subject ready", () => {
+    const vocabulary = new Vocabulary();
+    const a = row(1, "'andi':1A");
+    a.belief.subject = "ANDY";
+    vocabulary.intern(a);
+    expect(a.memo.lowerSubject).toBe("andy");
+    expect(a.memo.shared?.("tea")).toBe("tea");
+  });
+
   it("is applied to every row a principal index takes in, loaded or replaced", async () => {
     const loaded = [row(1, "'andi':1A 'prefer':2B"), row(2, "'andi':1A 'tea':2B")];
     const index = new PrincipalIndex(P, { position: 1, persona: new Set(), aliases: new Map() }, loaded, { lexemes: async () => [] });

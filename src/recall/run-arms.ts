@@ -13,9 +13,6 @@ export async function* runArms(
 ): AsyncGenerator<ArmOutcome> {
   const now = options.now ?? (() => performance.now());
   const abort = new AbortController();
-  const onCallerAbort = () => abort.abort(options.signal.reason);
-  options.signal.addEventListener("abort", onCallerAbort, { once: true });
-
   type Settled = { arm: string; outcome?: ArmOutcome; error?: unknown };
   const settled: Settled[] = [];
   let wake: (() => void) | null = null;
@@ -23,6 +20,14 @@ export async function* runArms(
     wake?.();
     wake = null;
   };
+  // One listener on the caller's signal, removed when the arms are done: the call's signal
+  // outlives the recall (connect-node keeps it until V8's next full collection, docs/adr/0001),
+  // and whatever its listeners reach lives as long.
+  const onCallerAbort = () => {
+    abort.abort(options.signal.reason);
+    notify();
+  };
+  options.signal.addEventListener("abort", onCallerAbort, { once: true });
   const startedAt = now();
   for (const arm of arms) {
     arm.run(abort.signal).then(
@@ -61,20 +66,26 @@ export async function* runArms(
         continue;
       }
       if (timedOut) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        options.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
+      await new Promise<void>((resolve) => (wake = resolve));
     }
     // Deadline: whatever has not finished is abandoned.
     const late = arms.filter((a) => !done.has(a.name));
-    if (late.length > 0) abort.abort(new Error("recall deadline reached"));
+    if (late.length > 0) abort.abort(DEADLINE_REACHED);
     for (const arm of late) {
       yield { arm: arm.name, candidates: [], latencyMs: Math.round(now() - startedAt), degraded: true };
     }
   } finally {
     clearTimeout(timer);
     options.signal.removeEventListener("abort", onCallerAbort);
-    if (!abort.signal.aborted) abort.abort(new Error("recall finished"));
+    if (!abort.signal.aborted) abort.abort(FINISHED);
   }
 }
+
+/**
+ * The reasons the arms' signal is aborted with, made once. An Error made per
+ * recall would capture the stack it was made in, and a captured stack holds
+ * the async frames' generators (the pipeline's, and what it last awaited: the
+ * call's trace and ranked list) for as long as the signal keeps the reason.
+ */
+const DEADLINE_REACHED = new Error("recall deadline reached");
+const FINISHED = new Error("recall finished");

@@ -47,8 +47,9 @@ export class Vocabulary {
     row.lengths = this.lengths(row.lengths);
     const terms = row.terms;
     for (let i = 0; i < terms.length; i++) terms[i] = this.entry(terms[i]!);
-    // What recall keeps in the row's memo: the words (content words) from here too, and the
-    // lower-cased subject, which is as often the same string as the subject key.
+    // What recall keeps in the row's memo takes its strings from here too: its content words
+    // (through `shared`) and its lower-cased subject (JavaScript's lower case, as the memo's;
+    // for most subjects the same string as the subject key).
     row.memo.shared = this.shared;
     row.memo.lowerSubject ??= this.string(b.subject.toLowerCase());
   }

@@ -27,7 +27,7 @@ import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./collapse.js";
 import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
 import { adviseEpisodicSearch } from "./escalation.js";
-import { asHeldThen, eligibilityFilter, type EligibilityFilter } from "./hard-filter.js";
+import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./belief-line.js";
@@ -189,49 +189,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     outcomes.push(outcome);
     yield outcome;
   }
-  return await rankAndRender(deps, run, {
-    now,
-    query,
-    weights,
-    head,
-    cacheKey,
-    subjectGroups,
-    filter,
-    asOf,
-    policyVersion,
-    deltaAfter,
-    marginMs,
-    outcomes,
-    corrections: await correcting,
-  });
-}
-
-/** What the arms' step hands the rest of the read path. */
-interface ArmsDone {
-  now: Date;
-  query: RecallQuery;
-  weights: RetrievalPolicy["profiles"][RecallQuery["profile"]];
-  head: StoreHead;
-  cacheKey: string | null;
-  subjectGroups: ReadonlyMap<string, string[]>;
-  filter: EligibilityFilter;
-  asOf: Date;
-  policyVersion: string;
-  deltaAfter: number | null;
-  marginMs: number;
-  outcomes: readonly ArmOutcome[];
-  corrections: Correction[];
-}
-
-/**
- * Steps 4-9, after the arms: fuse, rank, collapse, the safety pass, assembly
- * and rendering, the trace. The generator above streams the arms; this is
- * the rest of the read path, with what the arms' step found.
- */
-async function rankAndRender(deps: PipelineDeps, run: RecallRun, done: ArmsDone): Promise<RecallOutcome> {
-  const { policy } = deps;
-  const ctx = run.context;
-  const { now, query, weights, head, cacheKey, subjectGroups, filter, asOf, policyVersion, deltaAfter, marginMs, outcomes, corrections } = done;
+  const corrections = await correcting;
 
   // 4. Fuse.
   const rows = new Map<string, ArmCandidate>();

@@ -151,7 +151,7 @@ export function indexedFromRow(r: Row): IndexedBelief {
 /**
  * Approximate heap held by one indexed belief, for the index's byte bound: its
  * memo counted as filled (its content words, a normalised copy of the
- * statement). Its subject and lexemes are the index's vocabulary's, counted there.
+ * statement). Its repeated strings and lexemes are the index's vocabulary's, counted there.
  */
 export function indexedBytes(b: IndexedBelief): number {
   const memo = b.belief.statement.length * 2 + 700;

@@ -17,8 +17,8 @@ export interface SemanticSearch {
  * embedded beliefs by cosine distance, none below the calibrated minimum
  * similarity (semantic-calibration.ts). An embedder outage fails the arm,
  * which the pipeline reports in arms_degraded; the recall goes on without it.
+ * `deadline`: the recall's store deadline (store/store-deadline.ts).
  */
-/** `deadline`: the recall's store deadline (store/store-deadline.ts). */
 export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter, text: string | null, cap: number, deadline?: number): RecallArm {
   return {
     name: "semantic",

@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 import { existsSync, statSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { benchDatabaseUrl, generationParams, prepareStore } from "./generate.js";
 import { connectBench, type BenchClient } from "./grpc-client.js";
 import { healthScenario, inTurnOp, openInTurnSessions, searchOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
+import { formatGcOverlap, gcOverlap, type GcPause, type TimedCall } from "./gc-overlap.js";
 import { formatSideBySide, pairOrder, sideResult } from "./side-by-side.js";
 import { CLI, cpuTimeMs, indexesLoaded, startSidecar, type SidecarProcess } from "./sidecar-process.js";
 
@@ -14,8 +18,11 @@ import { CLI, cpuTimeMs, indexesLoaded, startSidecar, type SidecarProcess } from
  * alternately (side-by-side.ts), to compare two builds or two settings of
  * one. Not a test: it prints both sides' figures and B − A. Run it A/A first
  * (the same build on both sides) to see how far apart two identical sides
- * land on the machine at hand.
+ * land on the machine at hand. Each sidecar also records its garbage-collection
+ * pauses (gc-recorder.ts), and the report says which calls met one.
  */
+
+const GC_RECORDER = fileURLToPath(new URL("./gc-recorder.js", import.meta.url));
 
 const USAGE = `usage: npm run bench:ab -- [options]
 
@@ -141,12 +148,17 @@ async function main(argv: string[]): Promise<number> {
   const started: SidecarProcess[] = [];
   try {
     const sides = [];
-    for (const side of [options.a, options.b]) {
+    for (const [name, side] of [["a", options.a], ["b", options.b]] as const) {
       log(`starting ${side.label}`);
-      const sidecar = await startSidecar({ RECALL_DATABASE_URL: options.databaseUrl, RECALL_LOG_LEVEL: "info", ...side.env }, undefined, side);
+      const gcFile = gcFileOf(name);
+      const sidecar = await startSidecar(
+        { RECALL_DATABASE_URL: options.databaseUrl, RECALL_LOG_LEVEL: "info", RECALL_BENCH_GC_FILE: gcFile, ...side.env },
+        undefined,
+        { cli: side.cli, nodeFlags: [...side.nodeFlags, "--import", GC_RECORDER] },
+      );
       started.push(sidecar);
       const client = connectBench(sidecar.address, { tenant: params.tenant, principal: who.principal }, 5_000);
-      sides.push({ side, sidecar, client, op: operation(options.scenario, client, who, options.seed), samples: [] as number[], errors: 0, firstError: "" });
+      sides.push({ side, sidecar, gcFile, client, op: operation(options.scenario, client, who, options.seed), timed: [] as TimedCall[], errors: 0, firstError: "" });
     }
     // Each side opens its sessions and loads the principals' indexes before anything is timed.
     for (const s of sides) {
@@ -163,7 +175,7 @@ async function main(argv: string[]): Promise<number> {
       const t0 = performance.now();
       try {
         await s.op(seq);
-        if (record) s.samples.push(performance.now() - t0);
+        if (record) s.timed.push({ startMs: performance.timeOrigin + t0, ms: performance.now() - t0 });
       } catch (error) {
         if (!record) return;
         s.errors += 1;
@@ -176,17 +188,29 @@ async function main(argv: string[]): Promise<number> {
     for (let i = 0; i < options.calls; i++) for (const name of pairOrder(i)) await call(bySide[name], options.warmup + i + 1, true);
     const wallMs = performance.now() - wallStart;
     const cpuAfter = await Promise.all(sides.map((s) => cpuTimeMs(s.sidecar.child.pid)));
-    const results = sides.map((s, k) => sideResult(s.side.label, s.samples, wallMs, cpuAfter[k]! - cpuBefore[k]!, s.errors));
+    const results = sides.map((s, k) => sideResult(s.side.label, s.timed.map((t) => t.ms), wallMs, cpuAfter[k]! - cpuBefore[k]!, s.errors));
     process.stdout.write(
       `${options.scenario} calls of principal ${who.principal}, alternating A and B (first side swapped every 100 pairs); ms\n` +
         `${formatSideBySide(results[0]!, results[1]!)}\n`,
     );
     for (const [name, s] of [["A", a], ["B", b]] as const) if (s.firstError) process.stdout.write(`${name}'s first error: ${s.firstError}\n`);
     for (const s of sides) s.client.close();
+    // The recorder writes its file when the sidecar exits.
+    await Promise.all(sides.map((s) => s.sidecar.stop()));
+    for (const [name, s] of [["A", a], ["B", b]] as const) {
+      const pauses = await readFile(s.gcFile, "utf8").then((text) => JSON.parse(text) as GcPause[], () => null);
+      process.stdout.write(pauses ? `${formatGcOverlap(name, gcOverlap(s.timed, pauses))}\n` : `${name}: no garbage-collection record (${s.gcFile})\n`);
+    }
     return 0;
   } finally {
     await Promise.all(started.map((s) => s.stop()));
+    await Promise.all(["a", "b"].map((name) => rm(gcFileOf(name), { force: true })));
   }
+}
+
+/** Where side `name`'s sidecar writes its garbage-collection pauses when it exits. */
+function gcFileOf(name: string): string {
+  return join(tmpdir(), `recall-bench-ab-${process.pid}-${name}-gc.json`);
 }
 
 function operation(scenario: Options["scenario"], client: BenchClient, who: MeasuredPrincipal, seed: number): (seq: number) => Promise<void> {

@@ -1,17 +1,14 @@
 #!/usr/bin/env node
 import { existsSync, statSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { benchDatabaseUrl, generationParams, prepareStore } from "./generate.js";
 import { connectBench, type BenchClient } from "./grpc-client.js";
 import { healthScenario, inTurnOp, openInTurnSessions, searchOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
-import { formatGcOverlap, gcOverlap, type GcPause, type TimedCall } from "./gc-overlap.js";
+import { formatGcOverlap, gcOverlap, type TimedCall } from "./gc-overlap.js";
 import { formatSideBySide, pairOrder, sideResult } from "./side-by-side.js";
-import { CLI, cpuTimeMs, indexesLoaded, startSidecar, type SidecarProcess } from "./sidecar-process.js";
+import { CLI, cpuTimeMs, gcRecording, indexesLoaded, startSidecar, type SidecarProcess } from "./sidecar-process.js";
 
 /**
  * `npm run bench:ab`: two sidecars on the bench's 1M store at once, called
@@ -21,8 +18,6 @@ import { CLI, cpuTimeMs, indexesLoaded, startSidecar, type SidecarProcess } from
  * land on the machine at hand. Each sidecar also records its garbage-collection
  * pauses (gc-recorder.ts), and the report says which calls met one.
  */
-
-const GC_RECORDER = fileURLToPath(new URL("./gc-recorder.js", import.meta.url));
 
 const USAGE = `usage: npm run bench:ab -- [options]
 
@@ -146,19 +141,21 @@ async function main(argv: string[]): Promise<number> {
   const who: MeasuredPrincipal = { principal: options.principal, head: store.heads.get(options.principal) ?? 0 };
 
   const started: SidecarProcess[] = [];
+  const recordings: ReturnType<typeof gcRecording>[] = [];
   try {
     const sides = [];
     for (const [name, side] of [["a", options.a], ["b", options.b]] as const) {
       log(`starting ${side.label}`);
-      const gcFile = gcFileOf(name);
+      const gc = gcRecording(`ab-${name}`);
+      recordings.push(gc);
       const sidecar = await startSidecar(
-        { RECALL_DATABASE_URL: options.databaseUrl, RECALL_LOG_LEVEL: "info", RECALL_BENCH_GC_FILE: gcFile, ...side.env },
+        { RECALL_DATABASE_URL: options.databaseUrl, RECALL_LOG_LEVEL: "info", ...gc.env, ...side.env },
         undefined,
-        { cli: side.cli, nodeFlags: [...side.nodeFlags, "--import", GC_RECORDER] },
+        { cli: side.cli, nodeFlags: [...side.nodeFlags, ...gc.nodeFlags] },
       );
       started.push(sidecar);
       const client = connectBench(sidecar.address, { tenant: params.tenant, principal: who.principal }, 5_000);
-      sides.push({ side, sidecar, gcFile, client, op: operation(options.scenario, client, who, options.seed), timed: [] as TimedCall[], errors: 0, firstError: "" });
+      sides.push({ side, sidecar, gc, client, op: operation(options.scenario, client, who, options.seed), timed: [] as TimedCall[], errors: 0, firstError: "" });
     }
     // Each side opens its sessions and loads the principals' indexes before anything is timed.
     for (const s of sides) {
@@ -198,19 +195,14 @@ async function main(argv: string[]): Promise<number> {
     // The recorder writes its file when the sidecar exits.
     await Promise.all(sides.map((s) => s.sidecar.stop()));
     for (const [name, s] of [["A", a], ["B", b]] as const) {
-      const pauses = await readFile(s.gcFile, "utf8").then((text) => JSON.parse(text) as GcPause[], () => null);
-      process.stdout.write(pauses ? `${formatGcOverlap(name, gcOverlap(s.timed, pauses))}\n` : `${name}: no garbage-collection record (${s.gcFile})\n`);
+      const pauses = await s.gc.read();
+      process.stdout.write(pauses ? `${formatGcOverlap(name, gcOverlap(s.timed, pauses))}\n` : `${name}: no garbage-collection record\n`);
     }
     return 0;
   } finally {
     await Promise.all(started.map((s) => s.stop()));
-    await Promise.all(["a", "b"].map((name) => rm(gcFileOf(name), { force: true })));
+    await Promise.all(recordings.map((gc) => gc.remove()));
   }
-}
-
-/** Where side `name`'s sidecar writes its garbage-collection pauses when it exits. */
-function gcFileOf(name: string): string {
-  return join(tmpdir(), `recall-bench-ab-${process.pid}-${name}-gc.json`);
 }
 
 function operation(scenario: Options["scenario"], client: BenchClient, who: MeasuredPrincipal, seed: number): (seq: number) => Promise<void> {

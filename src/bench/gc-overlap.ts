@@ -68,7 +68,19 @@ export function gcOverlap(calls: readonly TimedCall[], pauses: readonly GcPause[
   };
 }
 
-/** Two lines for one side of bench:ab. */
+/**
+ * gcOverlap for a scenario measured in rounds that interleave with other
+ * scenarios (npm run bench): only pauses inside one of its rounds count.
+ */
+export function gcOverlapInRounds(rounds: readonly (readonly TimedCall[])[], pauses: readonly GcPause[]): GcOverlap {
+  const windows = rounds
+    .filter((calls) => calls.length > 0)
+    .map((calls) => [Math.min(...calls.map((c) => c.startMs)), Math.max(...calls.map((c) => c.startMs + c.ms))] as const);
+  const inRounds = pauses.filter((p) => windows.some(([from, to]) => p.startMs < to && p.startMs + p.ms > from));
+  return gcOverlap(rounds.flat(), inRounds);
+}
+
+/** Two lines for one side of bench:ab, or one scenario of npm run bench. */
 export function formatGcOverlap(side: string, o: GcOverlap): string {
   const ms = (v: number) => v.toFixed(2);
   const share = (n: number) => `${((100 * n) / Math.max(1, o.calls)).toFixed(1)} %`;

@@ -1,3 +1,4 @@
+import type { TimedCall } from "./gc-overlap.js";
 import { summarize, type LatencySummary } from "./stats.js";
 
 /**
@@ -5,16 +6,18 @@ import { summarize, type LatencySummary } from "./stats.js";
  * soon as their previous one finished, until `iterations` have completed.
  * Warm-up operations run first at the same concurrency and are not recorded.
  * `op` gets a sequence number unique across warm-up and measurement, so
- * requests can vary.
+ * requests can vary. `calls` are the measured calls that succeeded, with
+ * their start as wall-clock epoch milliseconds (gc-overlap.ts matches them
+ * with the sidecar's collector pauses).
  */
 export async function runLoad(
   op: (seq: number) => Promise<void>,
   options: { iterations: number; concurrency: number; warmup: number; firstSeq?: number },
-): Promise<{ summary: LatencySummary; firstError: string | null; nextSeq: number }> {
+): Promise<{ summary: LatencySummary; calls: TimedCall[]; firstError: string | null; nextSeq: number }> {
   let seq = options.firstSeq ?? 0;
   let firstError: string | null = null;
+  const calls: TimedCall[] = [];
   const pass = async (count: number, record: boolean) => {
-    const samples: number[] = [];
     let errors = 0;
     let issued = 0;
     const worker = async () => {
@@ -24,7 +27,7 @@ export async function runLoad(
         const started = performance.now();
         try {
           await op(mine);
-          if (record) samples.push(performance.now() - started);
+          if (record) calls.push({ startMs: performance.timeOrigin + started, ms: performance.now() - started });
         } catch (error) {
           errors += 1;
           firstError ??= error instanceof Error ? error.message : String(error);
@@ -33,9 +36,9 @@ export async function runLoad(
     };
     const started = performance.now();
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
-    return summarize(samples, performance.now() - started, errors);
+    return summarize(calls.map((c) => c.ms), performance.now() - started, errors);
   };
   if (options.warmup > 0) await pass(options.warmup, false);
   const summary = await pass(options.iterations, true);
-  return { summary, firstError, nextSeq: seq };
+  return { summary, calls, firstError, nextSeq: seq };
 }

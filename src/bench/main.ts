@@ -6,6 +6,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { benchDatabaseUrl, embeddedGenerationParams, generationParams, measuredPrincipals, prepareEmbeddedStore, prepareStore } from "./generate.js";
+import { formatGcOverlap, gcOverlapInRounds, type GcPause, type TimedCall } from "./gc-overlap.js";
 import { connectBench } from "./grpc-client.js";
 import { runLoad } from "./load.js";
 import { FLOOR_SCENARIO, formatTable, formatTargets, judgeTargets, met, throughputScaling, type ScenarioResult } from "./report.js";
@@ -21,7 +22,7 @@ import {
   type MeasuredPrincipal,
   type Scenario,
 } from "./scenarios.js";
-import { CLI, indexesLoaded, rssMiB, startSidecar } from "./sidecar-process.js";
+import { CLI, gcRecording, indexesLoaded, rssMiB, startSidecar } from "./sidecar-process.js";
 import { medianOfRounds, type LatencySummary } from "./stats.js";
 
 /**
@@ -182,13 +183,22 @@ async function armLatencies(sql: postgres.Sql): Promise<string[]> {
   });
 }
 
+/** For each named scenario, which of its calls met a collector pause of the sidecar (gc-overlap.ts). */
+function gcPauseLines(pauses: GcPause[] | null, timed: Map<string, TimedCall[][]>, group: string, scenarios: readonly string[]): string[] {
+  if (pauses === null) return ["  no record (the sidecar did not write one)"];
+  return scenarios.flatMap((name) => {
+    const rounds = timed.get(`${group}\u0000${name}`) ?? [];
+    return rounds.length === 0 ? [] : formatGcOverlap(`  ${name}`, gcOverlapInRounds(rounds, pauses)).split("\n");
+  });
+}
+
 /** Runs every scenario at every concurrency it takes, `rounds` times interleaved; each figure is the median over rounds. */
 async function measure(
   group: string,
   scenarios: readonly Scenario[],
   options: Options,
   log: (line: string) => void,
-  state: { seq: number; firstErrors: Map<string, string> },
+  state: { seq: number; firstErrors: Map<string, string>; timed: Map<string, TimedCall[][]> },
 ): Promise<ScenarioResult[]> {
   const perRound = new Map<string, LatencySummary[]>();
   const setUp = new Set<string>();
@@ -203,6 +213,8 @@ async function measure(
         log(`${group}, round ${round}/${options.rounds}, concurrency ${concurrency}: ${s.name}`);
         const run = await runLoad(s.op, { iterations: options.iterations, concurrency, warmup: options.warmup, firstSeq: state.seq });
         state.seq = run.nextSeq;
+        // Each round's calls at the lowest concurrency, for the collector-pause report (gcPauseLines).
+        if (concurrency === options.concurrency[0]) state.timed.set(`${group}\u0000${s.name}`, [...(state.timed.get(`${group}\u0000${s.name}`) ?? []), run.calls]);
         const key = `${s.name}\u0000${concurrency}`;
         perRound.set(key, [...(perRound.get(key) ?? []), run.summary]);
         const label = `${group}: ${s.name}`;
@@ -307,7 +319,7 @@ async function main(argv: string[]): Promise<number> {
   const machine = await machineInfo(sql);
   const base = options.concurrency[0]!;
   const checks: Checks = { degraded: 0, notFromCache: 0, coldFromCache: 0 };
-  const state = { seq: 1, firstErrors: new Map<string, string>() };
+  const state = { seq: 1, firstErrors: new Map<string, string>(), timed: new Map<string, TimedCall[][]>() };
   const sidecarEnv = (extra: Record<string, string>) => ({
     RECALL_LOG_LEVEL: options.logLevel,
     ...(options.poolMax ? { RECALL_DB_POOL_MAX: options.poolMax } : {}),
@@ -318,7 +330,8 @@ async function main(argv: string[]): Promise<number> {
 
   // 1. The 1M store: cold first calls, then every scenario.
   log("starting the sidecar");
-  const sidecar = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), options.cpuProfileDir);
+  const gc = gcRecording("main");
+  const sidecar = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl, ...gc.env }), options.cpuProfileDir, { nodeFlags: gc.nodeFlags });
   const client = connectBench(sidecar.address, { tenant: params.tenant, principal: main10k.principal }, 2_000);
   let results: ScenarioResult[];
   let cold: string[];
@@ -364,6 +377,7 @@ async function main(argv: string[]): Promise<number> {
     client.close();
     await sidecar.stop();
   }
+  const gcLines = gcPauseLines(await gc.read(), state.timed, PG, ["in-turn recall", "search"]);
   // After the stop: the sidecar flushes its queued traces on the way out.
   const arms = await armLatencies(sql).finally(() => sql.end({ timeout: 5 }));
   // A session that outlives its sidecar: the 100k in-turn scenario opened bench-s0 with a snapshot,
@@ -460,6 +474,9 @@ async function main(argv: string[]): Promise<number> {
     "where the time goes: arm latencies the sidecar recorded in this run's traces (1M store, all concurrencies and principals;",
     "cache hits run no arm; the structured arm is skipped, 0 ms, for queries without subjects or type anchors)",
     ...arms,
+    "",
+    `garbage collection in the main sidecar, concurrency ${base}, 10k principal (pauses the sidecar recorded itself; each call matched with those it was in flight for):`,
+    ...gcLines,
     "",
     "memory:",
     ...rssLines,

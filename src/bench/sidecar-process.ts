@@ -1,11 +1,38 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import type { GcPause } from "./gc-overlap.js";
 
 /** The real sidecar as a child process, as the benchmark drives it: started, measured from outside, stopped. */
 
 export const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+
+/** Loaded into a benchmarked sidecar with `--import` to record its collector pauses (gc-recorder.ts). */
+const GC_RECORDER = fileURLToPath(new URL("./gc-recorder.js", import.meta.url));
+
+/**
+ * What a sidecar needs to record its garbage-collection pauses into a file of
+ * its own (named by `label`), for startSidecar's env and node flags, and how
+ * to read them once it has stopped (the file is written at exit, then removed).
+ */
+export function gcRecording(label: string): {
+  env: Record<string, string>;
+  nodeFlags: string[];
+  read(): Promise<GcPause[] | null>;
+  remove(): Promise<void>;
+} {
+  const file = join(tmpdir(), `recall-bench-${process.pid}-${label}-gc.json`);
+  const remove = () => rm(file, { force: true });
+  return {
+    env: { RECALL_BENCH_GC_FILE: file },
+    nodeFlags: ["--import", GC_RECORDER],
+    read: () => readFile(file, "utf8").then((text) => JSON.parse(text) as GcPause[], () => null).finally(remove),
+    remove,
+  };
+}
 
 export interface SidecarProcess {
   address: string;

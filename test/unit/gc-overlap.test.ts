@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { formatGcOverlap, gcKindOf, gcOverlap, type GcPause, type TimedCall } from "../../src/bench/gc-overlap.js";
+import { formatGcOverlap, gcKindOf, gcOverlap, gcOverlapInRounds, type GcPause, type TimedCall } from "../../src/bench/gc-overlap.js";
+import { runLoad } from "../../src/bench/load.js";
 
 const RECORDER = fileURLToPath(new URL("../../dist/bench/gc-recorder.js", import.meta.url));
 
@@ -56,6 +57,34 @@ describe("gc overlap (bench:ab)", () => {
     expect(text).toContain("A: 1 young-generation pauses (median 4.00, max 4.00 ms)");
     expect(text).toContain("calls that met a young one 1 (50.0 %, p50 9.00 ms)");
     expect(text).toContain("calls that met none: p50 2.00");
+  });
+
+  it("counts, for rounds interleaved with other work, only the pauses inside a round", () => {
+    const first = calls([2, 9]); // 1000–1002, 1040–1049
+    const second = [2, 2].map((ms, i) => ({ startMs: 5_000 + 40 * i, ms })); // 5000–5002, 5040–5042
+    const o = gcOverlapInRounds([first, [], second], [
+      { startMs: 1_042, ms: 4, kind: "young" }, // in round 1, meets its second call
+      { startMs: 3_000, ms: 7, kind: "young" }, // between the rounds (another scenario's): not counted
+      { startMs: 5_010, ms: 3, kind: "full" }, // in round 2, between its calls
+    ]);
+    expect(o.calls).toBe(4);
+    expect(o.youngPauses.n).toBe(1);
+    expect(o.fullPauses).toBe(1);
+    expect(o.young.calls).toBe(1);
+    expect(o.full.calls).toBe(0);
+    expect(o.none).toMatchObject({ calls: 3, p50: 2 });
+  });
+
+  it("times each measured call of a load with its wall-clock start", async () => {
+    const before = performance.timeOrigin + performance.now();
+    const run = await runLoad(() => new Promise((r) => setTimeout(r, 2)), { iterations: 5, concurrency: 1, warmup: 2 });
+    expect(run.summary.n).toBe(5);
+    expect(run.calls).toHaveLength(5); // the warm-up calls are not among them
+    for (const [i, c] of run.calls.entries()) {
+      expect(c.ms).toBeGreaterThan(0.5);
+      expect(c.startMs).toBeGreaterThanOrEqual(before);
+      if (i > 0) expect(c.startMs).toBeGreaterThanOrEqual(run.calls[i - 1]!.startMs + run.calls[i - 1]!.ms);
+    }
   });
 
   it("maps Node's gc entry kinds", () => {

@@ -475,7 +475,7 @@ async function main(argv: string[]): Promise<number> {
     "cache hits run no arm; the structured arm is skipped, 0 ms, for queries without subjects or type anchors)",
     ...arms,
     "",
-    `garbage collection in the main sidecar, concurrency ${base}, 10k principal (pauses the sidecar recorded itself; each call matched with those it was in flight for):`,
+    `garbage collection in the main sidecar, concurrency ${base}, ${size(main10k)} principal (pauses the sidecar recorded itself; each call matched with those it was in flight for):`,
     ...gcLines,
     "",
     "memory:",

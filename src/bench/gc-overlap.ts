@@ -2,7 +2,7 @@ import { percentile } from "../eval/retrieval-metrics.js";
 
 /**
  * Which measured calls a sidecar's garbage-collection pauses landed in
- * (bench:ab). At concurrency 1 a call's latency is its own work plus any
+ * (npm run bench and bench:ab). At concurrency 1 a call's latency is its own work plus any
  * pause of the sidecar's main thread while it was in flight, so comparing
  * the calls that met no pause with those that met one says how much of a
  * tail is the collector's and how much the work's or the machine's. Times
@@ -25,7 +25,7 @@ export interface TimedCall {
 
 export interface GcOverlap {
   calls: number;
-  /** Pauses that fell within the measured calls' span. */
+  /** Pauses that fell within the measured calls' span (or within one of their rounds). */
   youngPauses: { n: number; p50: number; max: number };
   fullPauses: number;
   /** Calls in flight during a young pause (and no full one), and their median latency. */
@@ -43,12 +43,20 @@ export function gcKindOf(nodeKind: number): GcKind {
   return nodeKind === 1 ? "young" : "full"; // NODE_PERFORMANCE_GC_MINOR; MAJOR 4, INCREMENTAL 8, WEAKCB 16
 }
 
+/** gcOverlap of calls measured in one run, counting the pauses within its span. */
 export function gcOverlap(calls: readonly TimedCall[], pauses: readonly GcPause[]): GcOverlap {
-  if (calls.length === 0) pauses = [];
-  const from = Math.min(...calls.map((c) => c.startMs));
-  const to = Math.max(...calls.map((c) => c.startMs + c.ms));
-  const inSpan = pauses.filter((p) => p.startMs < to && p.startMs + p.ms > from);
-  const met = (c: TimedCall, kind: GcKind) => inSpan.some((p) => p.kind === kind && p.startMs < c.startMs + c.ms && p.startMs + p.ms > c.startMs);
+  return gcOverlapInRounds([calls], pauses);
+}
+
+/**
+ * gcOverlap of a scenario measured in rounds that interleave with other
+ * scenarios (npm run bench): only pauses inside one of its rounds count.
+ */
+export function gcOverlapInRounds(rounds: readonly (readonly TimedCall[])[], pauses: readonly GcPause[]): GcOverlap {
+  const spans = rounds.filter((calls) => calls.length > 0).map((calls) => spanOf(calls));
+  const counted = pauses.filter((p) => spans.some((span) => overlaps(p, span)));
+  const calls = rounds.flat();
+  const met = (c: TimedCall, kind: GcKind) => counted.some((p) => p.kind === kind && overlaps(p, { from: c.startMs, to: c.startMs + c.ms }));
   const byCall = calls.map((c) => ({ ms: c.ms, full: met(c, "full"), young: met(c, "young") }));
   const latencies = (rows: typeof byCall) => rows.map((r) => r.ms);
   const full = byCall.filter((r) => r.full);
@@ -56,11 +64,11 @@ export function gcOverlap(calls: readonly TimedCall[], pauses: readonly GcPause[
   const none = byCall.filter((r) => !r.young && !r.full);
   const p95 = percentile(latencies(byCall), 95);
   const slowest = byCall.filter((r) => r.ms >= p95);
-  const youngMs = inSpan.filter((p) => p.kind === "young").map((p) => p.ms);
+  const youngMs = counted.filter((p) => p.kind === "young").map((p) => p.ms);
   return {
     calls: calls.length,
     youngPauses: { n: youngMs.length, p50: percentile(youngMs, 50), max: youngMs.length === 0 ? 0 : Math.max(...youngMs) },
-    fullPauses: inSpan.length - youngMs.length,
+    fullPauses: counted.length - youngMs.length,
     young: { calls: young.length, p50: percentile(latencies(young), 50) },
     full: { calls: full.length, p50: percentile(latencies(full), 50) },
     none: { calls: none.length, p50: percentile(latencies(none), 50), p95: percentile(latencies(none), 95) },
@@ -68,16 +76,19 @@ export function gcOverlap(calls: readonly TimedCall[], pauses: readonly GcPause[
   };
 }
 
-/**
- * gcOverlap for a scenario measured in rounds that interleave with other
- * scenarios (npm run bench): only pauses inside one of its rounds count.
- */
-export function gcOverlapInRounds(rounds: readonly (readonly TimedCall[])[], pauses: readonly GcPause[]): GcOverlap {
-  const windows = rounds
-    .filter((calls) => calls.length > 0)
-    .map((calls) => [Math.min(...calls.map((c) => c.startMs)), Math.max(...calls.map((c) => c.startMs + c.ms))] as const);
-  const inRounds = pauses.filter((p) => windows.some(([from, to]) => p.startMs < to && p.startMs + p.ms > from));
-  return gcOverlap(rounds.flat(), inRounds);
+/** From the first call's start to the last one's end. */
+function spanOf(calls: readonly TimedCall[]): { from: number; to: number } {
+  let from = Infinity;
+  let to = -Infinity;
+  for (const c of calls) {
+    from = Math.min(from, c.startMs);
+    to = Math.max(to, c.startMs + c.ms);
+  }
+  return { from, to };
+}
+
+function overlaps(p: GcPause, span: { from: number; to: number }): boolean {
+  return p.startMs < span.to && p.startMs + p.ms > span.from;
 }
 
 /** Two lines for one side of bench:ab, or one scenario of npm run bench. */

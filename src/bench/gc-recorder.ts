@@ -3,9 +3,10 @@ import { PerformanceObserver, performance } from "node:perf_hooks";
 import { gcKindOf, type GcPause } from "./gc-overlap.js";
 
 /**
- * Loaded into a benchmarked sidecar with `node --import` (bench:ab does it
- * when asked to attribute pauses): records every garbage-collection pause of
- * the process's main thread, its start as wall-clock epoch milliseconds, and
+ * Loaded into a benchmarked sidecar with `node --import` (npm run bench and
+ * bench:ab do it, through sidecar-process.ts's gcRecording): records every
+ * garbage-collection pause of the process's main thread, its start as
+ * wall-clock epoch milliseconds, and
  * writes them as JSON to $RECALL_BENCH_GC_FILE when the process exits. The
  * sidecar itself never loads this module.
  */

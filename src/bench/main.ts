@@ -214,7 +214,10 @@ async function measure(
         const run = await runLoad(s.op, { iterations: options.iterations, concurrency, warmup: options.warmup, firstSeq: state.seq });
         state.seq = run.nextSeq;
         // Each round's calls at the lowest concurrency, for the collector-pause report (gcPauseLines).
-        if (concurrency === options.concurrency[0]) state.timed.set(`${group}\u0000${s.name}`, [...(state.timed.get(`${group}\u0000${s.name}`) ?? []), run.calls]);
+        if (concurrency === options.concurrency[0]) {
+          const timedKey = `${group}\u0000${s.name}`;
+          state.timed.set(timedKey, [...(state.timed.get(timedKey) ?? []), run.calls]);
+        }
         const key = `${s.name}\u0000${concurrency}`;
         perRound.set(key, [...(perRound.get(key) ?? []), run.summary]);
         const label = `${group}: ${s.name}`;

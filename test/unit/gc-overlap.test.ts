@@ -14,7 +14,7 @@ function calls(latencies: number[]): TimedCall[] {
   return latencies.map((ms, i) => ({ startMs: 1_000 + 40 * i, ms }));
 }
 
-describe("gc overlap (bench:ab)", () => {
+describe("gc overlap (npm run bench, bench:ab)", () => {
   it("sorts calls by the pauses they were in flight for", () => {
     // 20 calls: 17 of 2 ms, call 3 of 9 ms met a young pause, call 12 of 30 ms a full one, call 19 of 8 ms a young one.
     const latencies = Array.from({ length: 20 }, () => 2);

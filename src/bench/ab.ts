@@ -163,7 +163,9 @@ async function main(argv: string[]): Promise<number> {
       await s.op(0);
       for (const other of options.alsoLoad) await operation("in-turn", s.client, { principal: other, head: store.heads.get(other) ?? 0 }, options.seed)(0);
     }
-    for (const s of sides) log(`${s.side.label}: ${await indexesLoaded(s.sidecar.address, 1 + options.alsoLoad.length, 180_000)}`);
+    // A health check names no principal, so only the --also-load ones have an index to wait for.
+    const indexes = (options.scenario === "health" ? 0 : 1) + options.alsoLoad.length;
+    for (const s of sides) log(`${s.side.label}: ${await indexesLoaded(s.sidecar.address, indexes, 180_000)}`);
     await delay(3_000);
     log(`${options.warmup} warm-up and ${options.calls} measured ${options.scenario} calls a side, alternating`);
     const [a, b] = sides as [(typeof sides)[0], (typeof sides)[0]];

@@ -5,7 +5,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { benchDatabaseUrl, generationParams, prepareStore } from "./generate.js";
 import { connectBench, type BenchClient } from "./grpc-client.js";
-import { healthScenario, inTurnOp, openInTurnSessions, searchOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
+import { cachedSnapshotOp, healthScenario, inTurnOp, openInTurnSessions, searchOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
 import { formatGcOverlap, gcOverlap, type TimedCall } from "./gc-overlap.js";
 import { formatSideBySide, pairOrder, sideResult } from "./side-by-side.js";
 import { CLI, cpuTimeMs, gcRecording, indexesLoaded, startSidecar, type SidecarProcess } from "./sidecar-process.js";
@@ -26,7 +26,7 @@ const USAGE = `usage: npm run bench:ab -- [options]
   --a-node-flags=…     node flags for side A's sidecar, e.g. --a-node-flags="--max-semi-space-size=64"
                        (likewise --b-node-flags; the = is needed, the value starts with a dash)
   --a-env K=V,K=V      environment for side A's sidecar, e.g. RECALL_LOG_LEVEL=warn (likewise --b-env)
-  --scenario NAME      in-turn (default), search or health
+  --scenario NAME      in-turn (default), search, cached (a snapshot served from the cache) or health
   --calls N            measured calls per side (default 3000)
   --warmup N           unmeasured calls per side first (default 1500)
   --principal NAME     the measured principal (default heavy, 10k beliefs)
@@ -46,7 +46,7 @@ interface Side {
 interface Options {
   a: Side;
   b: Side;
-  scenario: "in-turn" | "search" | "health";
+  scenario: "in-turn" | "search" | "cached" | "health";
   calls: number;
   warmup: number;
   principal: string;
@@ -83,7 +83,9 @@ function parseOptions(argv: string[]): Options | null {
     return n;
   };
   const scenario = values.scenario!;
-  if (scenario !== "in-turn" && scenario !== "search" && scenario !== "health") throw new Error("--scenario: must be in-turn, search or health");
+  if (scenario !== "in-turn" && scenario !== "search" && scenario !== "cached" && scenario !== "health") {
+    throw new Error("--scenario: must be in-turn, search, cached or health");
+  }
   const side = (name: "a" | "b"): Side => {
     const cli = cliOf(values[name], `--${name}`);
     const nodeFlags = (values[`${name}-node-flags`] ?? "").split(" ").filter((f) => f !== "");
@@ -211,6 +213,7 @@ function operation(scenario: Options["scenario"], client: BenchClient, who: Meas
   const checks: Checks = { degraded: 0, notFromCache: 0, coldFromCache: 0 };
   if (scenario === "search") return searchOp(client, who, seed, checks);
   if (scenario === "health") return healthScenario("health", client).op;
+  if (scenario === "cached") return cachedSnapshotOp(client, who, seed, checks);
   return inTurnOp(client, who, seed, checks);
 }
 

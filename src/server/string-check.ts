@@ -20,18 +20,38 @@ export function stringCheckInterceptor(): Interceptor {
       checkStrings(req.method.input, req.message);
       return next(req);
     }
-    const input = req.message;
-    const schema = req.method.input;
-    return next({
-      ...req,
-      message: (async function* () {
-        for await (const message of input) {
-          checkStrings(schema, message);
-          yield message;
-        }
-      })(),
-    });
+    return next({ ...req, message: new CheckedStream(req.message[Symbol.asyncIterator](), req.method.input) });
   };
+}
+
+/** A request stream, each message checked as it is read (a class, not a generator per call: see call-end.ts). */
+class CheckedStream<T extends Message> implements AsyncIterableIterator<T> {
+  constructor(
+    private readonly inner: AsyncIterator<T>,
+    private readonly schema: DescMessage,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<T>> {
+    const step = await this.inner.next();
+    if (step.done) return step;
+    try {
+      checkStrings(this.schema, step.value);
+    } catch (error) {
+      // Refused: the rest of the stream is not read (a for-await over a generator closed it the same way).
+      await this.inner.return?.();
+      throw error;
+    }
+    return step;
+  }
+
+  async return(value?: unknown): Promise<IteratorResult<T>> {
+    await this.inner.return?.(value);
+    return { done: true, value: undefined };
+  }
 }
 
 /** Throws InvalidArgumentError naming the first bad string by its snake_case path. */

@@ -88,7 +88,7 @@ describe("stringCheckInterceptor on a request stream", () => {
     const read: string[] = [];
     const interceptor = stringCheckInterceptor();
     const next = async (req: { message: AsyncIterable<RecallRequest> }) => {
-      for await (const m of req.message) read.push(m.query!.text);
+      for await (const m of req.message) read.push(m.query?.text ?? "");
       return {} as StreamResponse;
     };
     // eslint-disable-next-line @typescript-eslint/no-explicit-any

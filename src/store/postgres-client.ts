@@ -95,8 +95,34 @@ async function bounded<T extends Row>(
 async function transaction<T>(pool: Pool, work: (tx: SqlClient) => Promise<T>, prepare: boolean, at: number | undefined): Promise<T> {
   assertBefore(at);
   const state = { commitSent: false };
-  const attempt = runTransaction(pool, work, at, state, prepare);
+  const attempt = (async () => {
+    for (let attempts = 1; ; attempts++) {
+      try {
+        return await runTransaction(pool, work, at, state, prepare);
+      } catch (error) {
+        if (!(error instanceof LostBeforeBegin)) throw error;
+        if (attempts >= BEGIN_ATTEMPTS) throw error.cause;
+      }
+    }
+  })();
   return beforeDeadline(attempt, at, () => (state.commitSent ? new WriteOutcomeUnknownError() : new StoreTimeoutError()));
+}
+
+/**
+ * A transaction whose connection was lost before its BEGIN was answered
+ * starts again on another: none of its statements ran, so nothing is
+ * written twice. That is a pool connection closed by a restart or a reset
+ * that postgres.js had not yet noticed when it handed it out, which a burst
+ * of writes right after a reset meets (test/integration/connection-setup-cut.test.ts).
+ * Three attempts in all, within the deadline: a store that is really gone
+ * still fails fast, as UNAVAILABLE.
+ */
+const BEGIN_ATTEMPTS = 3;
+
+class LostBeforeBegin extends Error {
+  constructor(override readonly cause: unknown) {
+    super("transaction connection lost before BEGIN was answered");
+  }
 }
 
 const connectionClosed = () => Object.assign(new Error("transaction connection closed"), { code: "CONNECTION_CLOSED" });
@@ -149,7 +175,9 @@ async function runTransaction<T>(
             .join("");
     begun = true;
     // Without parameters, one simple-protocol round trip for every statement; one result each.
-    const results = (await send(`BEGIN${timeouts}; SELECT pg_backend_pid() AS pid`)) as unknown as { pid: number }[][];
+    const results = (await send(`BEGIN${timeouts}; SELECT pg_backend_pid() AS pid`).catch((error: unknown) => {
+      throw usable ? error : new LostBeforeBegin(error);
+    })) as unknown as { pid: number }[][];
     sessionPid = Number(results[results.length - 1]![0]!.pid);
     const result = await work(transactionClient(run));
     assertBefore(at);

@@ -61,4 +61,20 @@ describe("a PostgreSQL connection lost while postgres.js sets it up", () => {
     expect(acknowledged.filter((id) => !found.has(id))).toEqual([]);
     expect(sidecar.logs()).toContain("a PostgreSQL connection failed while postgres.js set it up");
   });
+
+  it("starts a transaction again on another connection when its BEGIN is cut before an answer", async () => {
+    // A pool connection that died before postgres.js noticed (a reset, a restart) takes the next BEGIN down with it.
+    const { sidecar, proxy, c } = s!;
+    const cutsBefore = proxy.cuts;
+    proxy.cutWhenSent("BEGIN", 1);
+    const belief = beliefMsg({ statement: "Andy moved the hives to the orchard." });
+    const answer = await unary(c.write, "PutBeliefs", { beliefs: [belief] }, me, 3000);
+    expect(proxy.cuts - cutsBefore, sidecar.logs().slice(-2000)).toBe(1);
+    expect(answer.written).toBe(1);
+    const direct = postgres(s!.databaseUrl, { max: 1, onnotice: () => {} });
+    const rows = await direct<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM beliefs WHERE tenant_id = ${me.tenant} AND principal_id = ${me.principal} AND belief_id = ${belief.belief_id as string}::uuid`;
+    await direct.end();
+    expect(rows[0]!.n).toBe(1);
+  });
 });

@@ -83,7 +83,7 @@ describe("whenCallEnds (the log, metrics and tracing interceptors)", () => {
 describe("stringCheckInterceptor on a request stream", () => {
   const request = (text: string) => create(RecallRequestSchema, { query: { text } });
   /** Runs the interceptor over a request stream and reads what the handler would. */
-  async function handlerReads(messages: RecallRequest[]) {
+  function handlerReads(messages: RecallRequest[]) {
     const { iterable, seen } = source(messages);
     const read: string[] = [];
     const interceptor = stringCheckInterceptor();
@@ -97,14 +97,14 @@ describe("stringCheckInterceptor on a request stream", () => {
   }
 
   it("hands every clean message to the handler", async () => {
-    const { run, read, seen } = await handlerReads([request("a"), request("b")]);
+    const { run, read, seen } = handlerReads([request("a"), request("b")]);
     await run;
     expect(read).toEqual(["a", "b"]);
     expect(seen.closed).toBe(true);
   });
 
   it("refuses a message with a NUL, naming the field, and reads no further", async () => {
-    const { run, read, seen } = await handlerReads([request("a"), request("b\u0000"), request("c")]);
+    const { run, read, seen } = handlerReads([request("a"), request("b\u0000"), request("c")]);
     const error = await run.then(
       () => undefined,
       (e: unknown) => e,

@@ -4,6 +4,8 @@ import type { Config } from "./config.js";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "./gen/grpc/health/v1/health_pb.js";
 import { MemoryService } from "./gen/memory/v1/memory_service_pb.js";
 import { MemoryWriteService } from "./gen/memory/v1/write_service_pb.js";
+import { InspectService } from "./gen/memory/v1/inspect_service_pb.js";
+import { inspectService } from "./inspect/inspect-service.js";
 import type { Logger } from "./logger.js";
 import { RETRIEVAL_POLICY } from "./recall/policy.js";
 import { HealthStatus, registerHealth } from "./server/health.js";
@@ -110,7 +112,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     sessionSnapshots.forgetPrincipal(p);
     indexes.drop(p);
   });
-  const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName]);
+  const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName, InspectService.typeName]);
   if (config.faultTraceWriteFailures > 0) {
     logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
@@ -197,8 +199,9 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           afterErase: (p, position) => heads.erased(p, position),
           afterSessionDeleted: (p, sessionId) => sessionSnapshots.forgetSession(p, sessionId),
         }));
+      router.service(InspectService, inspectService({ store, defaultSensitivityCeiling: config.defaultSensitivityCeiling }));
       registerHealth(router, health);
-      registerReflection(router, [MemoryService, MemoryWriteService, Health]);
+      registerReflection(router, [MemoryService, MemoryWriteService, InspectService, Health]);
       mapDecodeErrors(router);
     },
   });

@@ -7,6 +7,7 @@ import {
   BeliefStatus,
   ConfidenceBand,
   EpisodeQuerySchema,
+  EpisodeSchema,
   EscalationReason,
   Moment,
   Portability,
@@ -20,6 +21,7 @@ import {
   ScopeLevel,
   Sensitivity,
   SuggestedEpisodeScopeSchema,
+  type Episode,
   type EpisodeQuery,
   type SuggestedEpisodeScope,
   type RecallQuery,
@@ -72,7 +74,7 @@ export const PROFILE = new Map<Profile, domain.Profile>([
   [Profile.TASK, "task"],
   [Profile.DEEP, "deep"],
 ]);
-const BAND: Record<domain.ConfidenceBand, ConfidenceBand> = {
+export const BAND: Record<domain.ConfidenceBand, ConfidenceBand> = {
   high: ConfidenceBand.HIGH,
   medium: ConfidenceBand.MEDIUM,
   low: ConfidenceBand.LOW,
@@ -87,7 +89,7 @@ const STATUS_PB = reverse(STATUS);
 const AUTHORITY_PB = reverse(AUTHORITY);
 const PORTABILITY_PB = reverse(PORTABILITY);
 const SENSITIVITY_PB = reverse(SENSITIVITY_LEVEL);
-const MOMENT_PB = new Map<domain.Moment, Moment>([
+export const MOMENT_PB = new Map<domain.Moment, Moment>([
   ["snapshot", Moment.SNAPSHOT],
   ["in_turn", Moment.IN_TURN],
   ["child_run", Moment.CHILD_RUN],
@@ -261,5 +263,21 @@ export function recallTraceViewToProto(v: domain.RecallTraceView): RecallTraceVi
     consideredNotShown: v.consideredNotShown,
     withheldBySafety: v.withheldBySafety,
     asOf: toTimestamp(v.asOf),
+  });
+}
+
+/** An episode as stored, as its message. */
+export function episodeToProto(e: domain.Episode): Episode {
+  return create(EpisodeSchema, {
+    episodeId: e.episodeId,
+    sessionId: e.sessionId,
+    occurredAt: toTimestamp(e.occurredAt),
+    sequence: BigInt(e.sequence),
+    actor: e.actor,
+    kind: e.kind,
+    content: e.content,
+    project: e.project,
+    archival: e.archival,
+    sensitivity: SENSITIVITY_PB.get(e.sensitivity),
   });
 }

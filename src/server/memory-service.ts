@@ -11,7 +11,7 @@ import {
   ScopeSource as ScopeSourcePb,
   SearchResponseSchema,
 } from "../gen/memory/v1/memory_service_pb.js";
-import { EpisodeSchema, type RecallResult } from "../gen/memory/v1/types_pb.js";
+import type { RecallResult } from "../gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../recall/arms/arm.js";
 import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets } from "../recall/episodes.js";
 import { isSnapshotOf, recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
@@ -20,12 +20,10 @@ import { namesTheOwner, resolveSearchScope } from "../recall/search.js";
 import type { SensitivityName } from "../config.js";
 import { traceView } from "../trace/trace-view.js";
 import {
-  reverse,
+  episodeToProto,
   recallResultToProto,
   recallTraceToProto,
   recallTraceViewToProto,
-  SENSITIVITY_LEVEL,
-  toTimestamp,
 } from "./convert.js";
 import { armResultToProto } from "./arm-result.js";
 import { cachedHitToProto } from "./cached-result.js";
@@ -48,8 +46,6 @@ export interface MemoryServiceDeps extends PipelineDeps {
  * Search resolves an omitted scope from it. A relevance anchor, not a boundary.
  */
 export const SESSION_SCOPE_HEADER = "x-session-scope";
-
-const SENSITIVITY_PB = reverse(SENSITIVITY_LEVEL);
 
 const SCOPE_SOURCE_PB: Record<ScopeSource, ScopeSourcePb> = {
   request: ScopeSourcePb.REQUEST,
@@ -214,20 +210,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
       } satisfies RecallTrace);
       noteTraceId(ctx, traceId);
       return create(RecallEpisodesResponseSchema, {
-        episodes: returned.map((e) =>
-          create(EpisodeSchema, {
-            episodeId: e.episodeId,
-            sessionId: e.sessionId,
-            occurredAt: toTimestamp(e.occurredAt),
-            sequence: BigInt(e.sequence),
-            actor: e.actor,
-            kind: e.kind,
-            content: e.content,
-            project: e.project,
-            archival: e.archival,
-            sensitivity: SENSITIVITY_PB.get(e.sensitivity),
-          }),
-        ),
+        episodes: returned.map(episodeToProto),
         nextPageToken: page.more && last ? encodePageToken(last, queryKey) : "",
         tokens: page.tokens,
         truncated: page.truncated,

@@ -57,13 +57,13 @@ function optionalText(value: string, field: string, max = MAX_NAME): string {
   return value;
 }
 
-function enumValue<P, D>(map: Map<P, D>, value: P, field: string): D {
+export function enumValue<P, D>(map: Map<P, D>, value: P, field: string): D {
   const out = map.get(value);
   if (out === undefined) fail(field, "must be set to a known value");
   return out;
 }
 
-function time(ts: Timestamp | undefined, field: string): Date | null {
+export function time(ts: Timestamp | undefined, field: string): Date | null {
   if (!ts) return null;
   const d = toDate(ts);
   // Years 0001-9999, as RFC 3339 and PostgreSQL's timestamptz can both hold.
@@ -183,7 +183,7 @@ export function citations(req: RecordCitationsRequest): { traceId: string; belie
   };
 }
 
-const REJECTION_KIND = new Map<RejectionKind, domain.RejectionKind>([
+export const REJECTION_KIND = new Map<RejectionKind, domain.RejectionKind>([
   [RejectionKind.UNSPECIFIED, "unspecified"],
   [RejectionKind.NOT_TRUE, "not_true"],
   [RejectionKind.CHANGED, "changed"],

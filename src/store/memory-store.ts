@@ -1,5 +1,6 @@
 import type { Correction, Principal, RecallTrace } from "../domain/model.js";
 import { BeliefWrites, HEAD_CHANNEL, ROWS_CHANNEL } from "./belief-writes.js";
+import { InspectStore } from "./inspect-store.js";
 import { boundTo } from "./store-deadline.js";
 import type { SqlClient } from "./sql-client.js";
 import { SqlCandidateSource } from "./sql-candidates.js";
@@ -32,6 +33,8 @@ export class MemoryStore {
   /** The SQL candidate source: what recall reads when the principal index does not hold the principal. */
   readonly candidates: SqlCandidateSource;
   readonly reports: StoreReports;
+  /** The inspection API's reads (store/inspect-store.ts). */
+  readonly inspect: InspectStore;
   /** `statistics` is shared by every bounded view of one store (`at`). */
   constructor(
     readonly db: SqlClient,
@@ -41,6 +44,7 @@ export class MemoryStore {
     this.writes = new BeliefWrites(db, (rows) => this.afterBulkWrite(rows));
     this.candidates = new SqlCandidateSource(db);
     this.reports = new StoreReports(db);
+    this.inspect = new InspectStore(db);
   }
 
   /**

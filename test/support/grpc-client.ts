@@ -14,6 +14,7 @@ const definition = protoLoader.loadSync(
   [
     "memory/v1/memory_service.proto",
     "memory/v1/write_service.proto",
+    "memory/v1/inspect_service.proto",
     "grpc/health/v1/health.proto",
     "grpc/reflection/v1/reflection.proto",
     "grpc/reflection/v1alpha/reflection.proto",
@@ -44,6 +45,7 @@ export function metadata(identity: Identity): grpc.Metadata {
 export interface Clients {
   memory: grpc.Client & Json;
   write: grpc.Client & Json;
+  inspect: grpc.Client & Json;
   health: grpc.Client & Json;
   reflectionV1: grpc.Client & Json;
   reflectionV1alpha: grpc.Client & Json;
@@ -54,17 +56,19 @@ export interface Clients {
 export function connect(target: string, creds: grpc.ChannelCredentials = grpc.credentials.createInsecure()): Clients {
   const memory = new loaded.memory.v1.MemoryService(target, creds);
   const write = new loaded.memory.v1.MemoryWriteService(target, creds);
+  const inspect = new loaded.memory.v1.InspectService(target, creds);
   const health = new loaded.grpc.health.v1.Health(target, creds);
   const reflectionV1 = new loaded.grpc.reflection.v1.ServerReflection(target, creds);
   const reflectionV1alpha = new loaded.grpc.reflection.v1alpha.ServerReflection(target, creds);
   return {
     memory,
     write,
+    inspect,
     health,
     reflectionV1,
     reflectionV1alpha,
     close() {
-      for (const c of [memory, write, health, reflectionV1, reflectionV1alpha]) c.close();
+      for (const c of [memory, write, inspect, health, reflectionV1, reflectionV1alpha]) c.close();
     },
   };
 }

@@ -54,6 +54,8 @@ const envSchema = z.object({
   // OpenTelemetry tracing is on when the endpoint is set; the SDK reads its other OTEL_* variables itself.
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   OTEL_SERVICE_NAME: z.string().min(1).default("recall"),
+  // The query text on the read RPCs' spans (gen_ai.memory.query.text): user data, so off unless asked for.
+  RECALL_OTEL_CAPTURE_QUERY: z.enum(["off", "on"]).default("off"),
   // The semantic arm (off by default): see "The semantic arm" in the README.
   RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
   RECALL_EMBEDDER: z.enum(["openai", "hashed"]).default("openai"),
@@ -124,7 +126,7 @@ export interface Config {
   /** The semantic arm; null when RECALL_SEMANTIC=off (the default). */
   readonly semantic: SemanticConfig | null;
   /** OpenTelemetry span export; null (off, and the SDK never loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
-  readonly tracing: { readonly serviceName: string } | null;
+  readonly tracing: { readonly serviceName: string; readonly captureQuery: boolean } | null;
   /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
   readonly limits: EdgeLimits;
   /** Where tenant and principal come from (see "Who may call" in the README). */
@@ -228,7 +230,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
     ),
     semantic,
-    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? Object.freeze({ serviceName: e.OTEL_SERVICE_NAME }) : null,
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? Object.freeze({ serviceName: e.OTEL_SERVICE_NAME, captureQuery: e.RECALL_OTEL_CAPTURE_QUERY === "on" })
+      : null,
     limits: edgeLimits(e),
     identity: edge.identity,
     tls: edge.tls,

@@ -158,7 +158,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
     fallback: metricsEndpoint(metrics),
     interceptors: [
-      ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer)] : []),
+      ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer, { captureQuery: config.tracing!.captureQuery })] : []),
       rpcMetricsInterceptor(metrics),
       requestLogInterceptor(logger),
       identityInterceptor(identity.source),

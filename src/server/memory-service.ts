@@ -31,7 +31,7 @@ import { decodePageToken, encodePageToken, episodeQueryKey } from "./page-token.
 import { withPreEncodedItems } from "./recalled-item.js";
 import { assertSameIdentity, principalOf } from "./identity.js";
 import { repliesInBinary } from "./reply-format.js";
-import { noteTraceId } from "./request-log.js";
+import { noteRecordCount, noteTraceId } from "./request-log.js";
 import { storeDeadlineOf } from "./store-deadline-interceptor.js";
 import * as validate from "./validate.js";
 
@@ -105,6 +105,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
         step = await pipeline.next();
       }
       noteTraceId(ctx, step.value.result.traceId);
+      noteRecordCount(ctx, step.value.result.items.length);
       yield create(RecallEventSchema, { event: { case: "result", value: resultToProto(step.value, preEncoded) } });
     },
 
@@ -142,6 +143,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
         }),
       );
       noteTraceId(ctx, outcome.result.traceId);
+      noteRecordCount(ctx, outcome.result.items.length);
       return create(SearchResponseSchema, {
         result: resultToProto(outcome, repliesInBinary(ctx)),
         resolvedScope: resolution.scope,
@@ -209,6 +211,7 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
         returnedBands: [],
       } satisfies RecallTrace);
       noteTraceId(ctx, traceId);
+      noteRecordCount(ctx, returned.length);
       return create(RecallEpisodesResponseSchema, {
         episodes: returned.map(episodeToProto),
         nextPageToken: page.more && last ? encodePageToken(last, queryKey) : "",

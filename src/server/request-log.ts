@@ -1,4 +1,4 @@
-import { ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { CALL_LINE, type Logger } from "../logger.js";
 import { whenCallEnds } from "./call-end.js";
 import { toConnectError } from "./errors.js";
@@ -15,6 +15,8 @@ import { callerOf } from "./identity.js";
 
 interface CallNotes {
   traceId?: string;
+  /** Beliefs or episodes the call returned (for the span's gen_ai.memory.record.count). */
+  records?: number;
 }
 
 const notesKey = createContextKey<CallNotes | undefined>(undefined, { description: "per-call log notes" });
@@ -23,6 +25,17 @@ const notesKey = createContextKey<CallNotes | undefined>(undefined, { descriptio
 export function noteTraceId(ctx: HandlerContext, traceId: string): void {
   const notes = ctx.values.get(notesKey);
   if (notes) notes.traceId = traceId;
+}
+
+/** Lets a read handler say how many records it returned (a binary reply's items may be pre-encoded, not countable). */
+export function noteRecordCount(ctx: HandlerContext, records: number): void {
+  const notes = ctx.values.get(notesKey);
+  if (notes) notes.records = records;
+}
+
+/** What the call's handler noted, for the interceptors outside this one (the span's); undefined before this one ran. */
+export function callNotesOf(values: ContextValues): Readonly<CallNotes> | undefined {
+  return values.get(notesKey);
 }
 
 export function requestLogInterceptor(logger: Logger): Interceptor {

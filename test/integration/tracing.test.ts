@@ -1,57 +1,8 @@
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, grpc, metadata, unary, type Clients } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
+import { attribute, otlpReceiver, until } from "../support/otlp-receiver.js";
 import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: Record<string, unknown> }[];
-}
-
-/** A minimal OTLP/HTTP receiver: POST /v1/traces with a JSON body; keeps every span. */
-async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; close(): Promise<void> }> {
-  const spans: OtlpSpan[] = [];
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
-    req.on("end", () => {
-      if (req.method === "POST" && req.url === "/v1/traces" && req.headers["content-type"]?.startsWith("application/json")) {
-        const parsed = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-        for (const r of parsed.resourceSpans) for (const s of r.scopeSpans) spans.push(...s.spans);
-        res.writeHead(200, { "content-type": "application/json" }).end("{}");
-      } else {
-        res.writeHead(400).end();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-async function until<T>(find: () => T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const attribute = (span: OtlpSpan, key: string) => {
-  const value = span.attributes.find((a) => a.key === key)?.value;
-  return value === undefined ? undefined : Object.values(value)[0];
-};
 
 /** With OTEL_EXPORTER_OTLP_ENDPOINT set, the sidecar exports a span tree per RPC under the caller's trace. */
 describe("OpenTelemetry spans over OTLP/HTTP", () => {
@@ -92,6 +43,11 @@ describe("OpenTelemetry spans over OTLP/HTTP", () => {
     expect(attribute(server, "rpc.system.name")).toBe("grpc");
     expect(attribute(server, "rpc.method")).toBe("memory.v1.MemoryService/Recall");
     expect(attribute(server, "rpc.response.status_code")).toBe("OK");
+    // GenAI memory conventions: the operation and the records returned; never the query text unless opted in.
+    expect(attribute(server, "gen_ai.operation.name")).toBe("search_memory");
+    expect(attribute(server, "gen_ai.memory.record.count")).toBe(1);
+    expect(attribute(server, "gen_ai.memory.store.id")).toBe(`${me.tenant}/${me.principal}`);
+    expect(attribute(server, "gen_ai.memory.query.text")).toBeUndefined();
 
     const children = await until(() => {
       const below = receiver.spans.filter((s) => s.parentSpanId === server.spanId);
@@ -116,6 +72,8 @@ describe("OpenTelemetry spans over OTLP/HTTP", () => {
     const getTrace = await until(() => receiver.spans.find((s) => s.name === "memory.v1.MemoryService/GetTrace"), "the GetTrace span");
     expect(getTrace.traceId).not.toBe(callerTrace);
     expect(attribute(getTrace, "rpc.response.status_code")).toBe("INVALID_ARGUMENT");
+    // GetTrace reads a trace, not memory: no GenAI memory attributes.
+    expect(attribute(getTrace, "gen_ai.operation.name")).toBeUndefined();
   });
 });
 

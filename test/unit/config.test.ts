@@ -274,3 +274,15 @@ describe("loadConfig: the semantic arm", () => {
     expect(configError({ ...openai, [name]: value }).message).toContain(`${name}: `);
   });
 });
+
+describe("loadConfig: the opt-ins of issue 39", () => {
+  it("the query text stays off spans unless asked for", () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }).tracing).toMatchObject({ captureQuery: false });
+    const opted = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", RECALL_OTEL_CAPTURE_QUERY: "on" });
+    expect(opted.tracing).toMatchObject({ captureQuery: true });
+  });
+
+  it("refuses anything but on and off, naming the variable", () => {
+    expect(configError({ RECALL_OTEL_CAPTURE_QUERY: "yes" }).message).toContain("RECALL_OTEL_CAPTURE_QUERY");
+  });
+});

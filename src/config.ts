@@ -18,6 +18,8 @@ const envSchema = z.object({
   RECALL_PORT: port.default(50051),
   RECALL_SOCKET_PATH: z.string().min(1).optional(),
   RECALL_METRICS_PORT: port.optional(),
+  // The memory inspector page at /ui/ (docs/inspector.md).
+  RECALL_UI: z.enum(["on", "off"]).default("off"),
   RECALL_DATABASE_URL: postgresUrl.optional(),
   // Behind a pooler: see "Many sidecars, one database" in the README.
   RECALL_DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
@@ -79,6 +81,8 @@ export interface Config {
   readonly listen: { readonly host: string; readonly port: number; readonly socketPath: string | undefined };
   /** Also serve GET /metrics on this port (on listen.host); undefined: only on the RPC port. */
   readonly metricsPort: number | undefined;
+  /** Serve the memory inspector at /ui/ (RECALL_UI=on). */
+  readonly ui: boolean;
   readonly store:
     | {
         readonly kind: "postgres";
@@ -187,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze({
     listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
     metricsPort: e.RECALL_METRICS_PORT,
+    ui: e.RECALL_UI === "on",
     store: Object.freeze(
       e.RECALL_DATABASE_URL
         ? {

@@ -6,6 +6,8 @@ import { MemoryService } from "./gen/memory/v1/memory_service_pb.js";
 import { MemoryWriteService } from "./gen/memory/v1/write_service_pb.js";
 import { InspectService } from "./gen/memory/v1/inspect_service_pb.js";
 import { inspectService } from "./inspect/inspect-service.js";
+import type { InspectorPage } from "./inspect/ui-server.js";
+import { baseUrl, inspectorSetup } from "./inspect/ui-setup.js";
 import type { Logger } from "./logger.js";
 import { RETRIEVAL_POLICY } from "./recall/policy.js";
 import { HealthStatus, registerHealth } from "./server/health.js";
@@ -76,6 +78,8 @@ export interface Sidecar {
   readonly port: number;
   readonly store: MemoryStore;
   readonly traces: TraceWriter;
+  /** The memory inspector page (RECALL_UI=on), with the address to open; undefined when off. */
+  readonly inspector: { page: InspectorPage; address(principal?: { tenantId: string; principalId: string }): string } | undefined;
   /** Graceful stop: NOT_SERVING, GOAWAY, in-flight calls finish within the grace period, then the store closes. */
   stop(): Promise<void>;
 }
@@ -83,6 +87,7 @@ export interface Sidecar {
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
   // Before anything is opened: an unsafe listen address is refused outright.
   const identity = await identitySetup(config, logger);
+  const page = inspectorSetup(config);
   const metrics = createMetricsRegistry();
   const store = await openStore(config.store, logger, {
     semantic: config.semantic !== null,
@@ -161,7 +166,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer, { captureQuery: config.tracing!.captureQuery })] : []),
       rpcMetricsInterceptor(metrics),
       requestLogInterceptor(logger),
-      identityInterceptor(identity.source),
+      // The inspector page's session cookie names its principal; every other call is as before.
+      identityInterceptor(page?.gate ? page.gate.identitySource(identity.source) : identity.source),
       stringCheckInterceptor(),
       storeDeadlineInterceptor(config.deadline),
     ],
@@ -199,7 +205,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
           afterErase: (p, position) => heads.erased(p, position),
           afterSessionDeleted: (p, sessionId) => sessionSnapshots.forgetSession(p, sessionId),
         }));
-      router.service(InspectService, inspectService({ store, defaultSensitivityCeiling: config.defaultSensitivityCeiling }));
+      router.service(InspectService, inspectService({ store, traces, defaultSensitivityCeiling: config.defaultSensitivityCeiling }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, InspectService, Health]);
       mapDecodeErrors(router);
@@ -209,7 +215,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   let server: RunningServer;
   let metricsServer: { port: number; close(): Promise<void> } | undefined;
   try {
-    server = await listen(handler, { ...config.listen, limits: config.limits, tls: identity.tls });
+    server = await listen(page ? page.wrap(handler) : handler, { ...config.listen, limits: config.limits, tls: identity.tls });
     if (config.metricsPort !== undefined) {
       metricsServer = await startMetricsServer(metrics, config.listen.host, config.metricsPort).catch(async (error: unknown) => {
         await server.close(0);
@@ -271,11 +277,19 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     "recall sidecar listening",
   );
 
+  const inspector = page && {
+    page,
+    address: (principal?: { tenantId: string; principalId: string }) => page.address(baseUrl(config, server.port), principal),
+  };
+  // Printed once, as Jupyter does: the token in it is made for this start and opens the page.
+  if (inspector) logger.info({ url: inspector.address() }, "memory inspector: open this address");
+
   let stopping: Promise<void> | undefined;
   return {
     port: server.port,
     store,
     traces,
+    inspector,
     stop() {
       stopping ??= (async () => {
         const deadlineAt = Date.now() + config.shutdownGraceMs;

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { copyFile, mkdir, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 
@@ -51,4 +51,28 @@ await build({
     sourcemap: true,
   },
 });
+await bundlePage();
 process.stdout.write(`bundled ${DIST}cli/main.js, ${DIST}testing/sidecar-child.js and ${DIST}store/pglite-worker.js\n`);
+
+/**
+ * The memory inspector page (src/ui, served at /ui/ with RECALL_UI=on): one
+ * browser bundle, dist/ui/app.js, built from the TypeScript sources (with
+ * the generated protobuf code and Connect), next to its HTML and CSS. Preact's
+ * JSX is compiled here; no script is inlined (the page's CSP forbids it).
+ */
+async function bundlePage(): Promise<void> {
+  const source = fileURLToPath(new URL("../../src/ui/", import.meta.url));
+  const out = `${DIST}ui/`;
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  await build({
+    input: `${source}main.tsx`,
+    platform: "browser",
+    tsconfig: fileURLToPath(new URL("../../tsconfig.ui.json", import.meta.url)),
+    resolve: { extensionAlias: { ".js": [".ts", ".tsx", ".js"] } },
+    logLevel: "warn",
+    output: { file: `${out}app.js`, format: "esm", minify: true },
+  });
+  await copyFile(`${source}index.html`, `${out}index.html`);
+  await copyFile(`${source}app.css`, `${out}app.css`);
+}

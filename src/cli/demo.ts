@@ -8,6 +8,8 @@ import { Moment } from "../gen/memory/v1/types_pb.js";
 import { MemoryWriteService } from "../gen/memory/v1/write_service_pb.js";
 import { DEMO_PRINCIPAL, DEMO_TENANT, PERSONA_HELD_ID, demoBeliefs, demoEpisodes } from "./demo-memories.js";
 import { untilSignalled } from "./serve.js";
+import { INSPECTOR_SESSION, playInspectorSession } from "./demo-turns.js";
+import { isLoopback } from "../edge-config.js";
 
 /**
  * `recall demo`: the sidecar on the embedded store (always PGlite, whatever
@@ -17,8 +19,11 @@ import { untilSignalled } from "./serve.js";
  */
 export async function runDemo(config: Config, options: { once: boolean }): Promise<number> {
   const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
+  // The inspector page comes with the serving demo wherever it is safe without more setup (loopback, trusted headers).
+  const ui = config.ui || (!options.once && config.identity.mode === "headers" && isLoopback(config.listen.host));
   const embedded: Config = {
     ...config,
+    ui,
     store: config.store.kind === "pglite" ? config.store : { kind: "pglite", dataDir: "./.recall-data" },
   };
   const sidecar = await startSidecar(embedded, logger);
@@ -69,6 +74,12 @@ export async function runDemo(config: Config, options: { once: boolean }): Promi
     out(`trace ${inTurn.traceId}\n\n`);
 
     if (options.once) return 0;
+    if (sidecar.inspector) {
+      await playInspectorSession(read, write);
+      out(`memory inspector (open in a browser; the token in it is made for this start):\n`);
+      out(`  ${sidecar.inspector.address({ tenantId: DEMO_TENANT, principalId: DEMO_PRINCIPAL })}\n`);
+      out(`  Memory: what the agent believes about Andy · Turns: ${INSPECTOR_SESSION} → t-7, what it saw and why · Actions: make it stop believing something\n\n`);
+    }
     out(`serving on ${address} with the demo memory; try:\n`);
     out(`  grpcurl -plaintext -H 'x-tenant-id: ${DEMO_TENANT}' -H 'x-principal-id: ${DEMO_PRINCIPAL}' \\\n`);
     out(`    -d '{"query":{"current_scope":"veetbot","text":"what editor does Andy use"}}' \\\n`);

@@ -9,11 +9,15 @@ import {
   ListBeliefsResponseSchema,
   ListSessionsResponseSchema,
   ListTurnsResponseSchema,
+  GetRenderedBlockResponseSchema,
 } from "../gen/memory/v1/inspect_service_pb.js";
 import { episodeToProto, reverse, SENSITIVITY_LEVEL } from "../server/convert.js";
 import { principalOf } from "../server/identity.js";
 import { storeDeadlineOf } from "../server/store-deadline-interceptor.js";
 import type { MemoryStore } from "../store/memory-store.js";
+import type { TraceWriter } from "../trace/trace-writer.js";
+import { uuid } from "../server/validate.js";
+import { renderedBlock } from "./rendered-block.js";
 import { decodeCursor, encodeCursor, queryKey } from "./cursor-token.js";
 import { inspectedBeliefToProto, rejectionToProto, sessionToProto, turnToProto } from "./inspect-convert.js";
 import * as validate from "./inspect-request.js";
@@ -25,6 +29,8 @@ const ANY_ID = /^[\s\S]{0,200}$/;
 export interface InspectServiceDeps {
   store: MemoryStore;
   defaultSensitivityCeiling: SensitivityName;
+  /** A trace still queued for writing is read from the queue, as GetTrace does. */
+  traces?: Pick<TraceWriter, "pending">;
 }
 
 /**
@@ -98,6 +104,16 @@ export function inspectService(deps: InspectServiceDeps): ServiceImpl<typeof Ins
         turns: page.turns.map(turnToProto),
         nextPageToken: page.next ? encodeCursor(page.next, key) : "",
       });
+    },
+
+    async getRenderedBlock(req, ctx) {
+      const principal = principalOf(ctx);
+      const traceId = uuid(req.traceId, "trace_id");
+      const store = storeOf(ctx);
+      const trace = deps.traces?.pending?.(principal, traceId) ?? (await store.getTrace(principal, traceId));
+      // Missing and not-yours are the same answer, as in GetTrace.
+      if (!trace) throw new NotFoundError("trace not found");
+      return create(GetRenderedBlockResponseSchema, await renderedBlock(store, principal, trace));
     },
   };
 }

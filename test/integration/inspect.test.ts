@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { failure, grpc, serverStream, unary, type Json } from "../support/grpc-client.js";
 import { beliefMsg, episodeMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
@@ -60,6 +60,21 @@ describe("InspectService over gRPC", () => {
     expect(turns.turns[0].traces.map((t: Json) => t.trace_id)).toEqual([result.trace_id]);
   });
 
+  it("renders a recall's block again, byte for byte, and says when a belief changed since", async () => {
+    const me = newIdentity();
+    const { now, result } = await memory(me);
+    const block = await unary(c.inspect, "GetRenderedBlock", { trace_id: result.trace_id }, me);
+    expect(block).toMatchObject({ rendered: result.rendered, matches_trace: true, reason: "" });
+    expect(block.rendered_sha256).toBe(createHash("sha256").update(result.rendered, "utf8").digest("hex"));
+    await unary(c.write, "PutBeliefs", { beliefs: [{ ...now, statement: "Andy lives in Porto." }] }, me);
+    const changed = await unary(c.inspect, "GetRenderedBlock", { trace_id: result.trace_id }, me);
+    expect(changed.matches_trace).toBe(false);
+    expect(changed.trace_sha256).toBe(block.trace_sha256);
+    expect(changed.reason).toContain("changed");
+    const other = await failure(unary(c.inspect, "GetRenderedBlock", { trace_id: result.trace_id }, newIdentity()));
+    expect(other.code).toBe(grpc.status.NOT_FOUND);
+  });
+
   it("a second principal finds none of the first's memory on any inspection path", async () => {
     const owner = newIdentity("owner");
     const { now } = await memory(owner);
@@ -93,6 +108,7 @@ describe("InspectService over gRPC", () => {
       ["GetBelief", { belief_id: "nope" }, "belief_id"],
       ["GetBelief", {}, "belief_id"],
       ["ListTurns", {}, "session_id"],
+      ["GetRenderedBlock", { trace_id: "x" }, "trace_id"],
       ["ListSessions", { page_token: Buffer.from(JSON.stringify(["x", "y", "z"])).toString("base64url") }, "page_token"],
     ];
     for (const [method, request, field] of cases) {

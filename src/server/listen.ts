@@ -6,6 +6,7 @@ import type { EdgeLimits } from "../edge-config.js";
 import { endWithUnavailable } from "./grpc-cutoff.js";
 import { withSpecGrpcMessage } from "./grpc-message-encoding.js";
 import { socketListenError, tcpListenError } from "./listen-errors.js";
+import { repairAuthority } from "./request-authority.js";
 
 /**
  * One port for every client: gRPC needs HTTP/2 (h2c, prior knowledge), while
@@ -71,6 +72,7 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
       );
     }
     withSpecGrpcMessage(res);
+    repairAuthority(req);
     rpcHandler(req, res);
   };
   const h2Options = { settings: { maxConcurrentStreams: limits.maxConcurrentStreams } };

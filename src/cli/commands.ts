@@ -39,6 +39,22 @@ SIGTERM or SIGINT.
     },
   },
   {
+    name: "test-sidecar",
+    summary: "a sidecar for another language's tests (recall_client.testing)",
+    help: `usage: recall test-sidecar
+A sidecar for an agent runtime's tests in another language (Python's recall_client.testing starts
+it): configured by the RECALL_* environment (RECALL_DATA_DIR=memory:// for an in-memory store),
+controlled by JSON lines. On stdin, first {"type":"fixtures","fixtures":[{"tenantId","principalId",
+"file"|"jsonl"|"records"}]} (the \`recall import\` format), then {"type":"reset","id":N} or
+{"type":"stop"}; on stdout {"type":"ready","port":P}, {"type":"reset-done","id":N},
+{"type":"reset-failed","id":N,"message"} or {"type":"failed","message"}. Logs go to stderr.
+Closing stdin stops it. reset erases every principal: never point it at data you want to keep.`,
+    run: async (args) => {
+      noArguments(args);
+      return (await import("./test-sidecar.js")).runTestSidecar();
+    },
+  },
+  {
     name: "demo",
     summary: "the sidecar on the embedded store with demo memories",
     help: `usage: recall demo [--once]

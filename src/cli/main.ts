@@ -8,5 +8,6 @@ import { prestartEphemeralStore } from "../store/ephemeral-start.js";
  * else is cli/run.ts.
  */
 const [command, ...args] = process.argv.slice(2);
-if (command === "serve" && !args.includes("--help") && !args.includes("-h")) prestartEphemeralStore(process.env, args);
+// The same for `recall test-sidecar`, whose store the environment names.
+if ((command === "serve" || command === "test-sidecar") && !args.includes("--help") && !args.includes("-h")) prestartEphemeralStore(process.env, args);
 await import("./run.js");

@@ -4,12 +4,14 @@ import { startSidecar } from "../main.js";
 import { keepServingThroughDriverRejections } from "../store/driver-rejections.js";
 import { eraseEveryPrincipal } from "./reset-store.js";
 import { parseFixtures, writeFixtures, type Fixture } from "./fixtures.js";
+import type { SidecarChannel } from "./sidecar-channel.js";
 
 /**
- * The process behind startLocalSidecar (forked with an IPC channel): a real
- * sidecar, configured by the RECALL_* environment the parent set, plus a
- * control channel a production sidecar does not have: "reset" erases every
- * principal and writes the fixtures again. Messages:
+ * The process behind startLocalSidecar (forked with an IPC channel) and
+ * `recall test-sidecar` (JSON lines on stdin and stdout): a real sidecar,
+ * configured by the RECALL_* environment the parent set, plus a control
+ * channel a production sidecar does not have: "reset" erases every principal
+ * and writes the fixtures again. Messages:
  *   parent → child  { type: "fixtures", fixtures } (once, first), { type: "reset", id }, { type: "stop" }
  *   child → parent  { type: "ready", port }, { type: "reset-done", id } | { type: "reset-failed", id, message },
  *                   { type: "failed", message }
@@ -17,10 +19,13 @@ import { parseFixtures, writeFixtures, type Fixture } from "./fixtures.js";
 
 type Inbound = { type: "fixtures"; fixtures: Fixture[] } | { type: "reset"; id: number } | { type: "stop" };
 
-const send = (message: object) => process.send?.(message);
-
-/** Runs the child; `firstMessage` is the parent's first message, listened for by the entry point (sidecar-child.ts) before it imported this. */
-export async function runSidecarChild(firstMessage: Promise<unknown>): Promise<void> {
+/**
+ * Runs the child; `firstMessage` is the parent's first message, listened for by the entry point
+ * (sidecar-child.ts, cli/test-sidecar.ts) before it imported this. Resolves false when the sidecar
+ * did not start (the parent was sent "failed").
+ */
+export async function runSidecarChild(channel: SidecarChannel, firstMessage: Promise<unknown>): Promise<boolean> {
+  const send = (message: object) => channel.send(message);
   const first = (await firstMessage) as Inbound;
   try {
     if (first.type !== "fixtures") throw new Error(`expected the fixtures first, got "${first.type}"`);
@@ -39,8 +44,9 @@ export async function runSidecarChild(firstMessage: Promise<unknown>): Promise<v
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
     // The test process went away (crashed, killed, or forgot stop()): no orphan sidecar.
-    process.on("disconnect", stop);
-    process.on("message", (m: Inbound) => {
+    channel.onClose(() => void stop());
+    channel.onMessage((message) => {
+      const m = message as Inbound;
       if (m.type === "stop") void stop();
       if (m.type !== "reset") return;
       eraseEveryPrincipal(sidecar.store.db)
@@ -51,9 +57,11 @@ export async function runSidecarChild(firstMessage: Promise<unknown>): Promise<v
         );
     });
     send({ type: "ready", port: sidecar.port });
+    return true;
   } catch (error) {
     send({ type: "failed", message: error instanceof Error ? error.message : String(error) });
     process.exitCode = 1;
-    process.disconnect?.();
+    channel.close();
+    return false;
   }
 }

@@ -1,4 +1,5 @@
 import { prestartEphemeralStore } from "../store/ephemeral-start.js";
+import { firstMessageOf, ipcChannel } from "./sidecar-channel.js";
 
 /**
  * The process behind startLocalSidecar (testing/sidecar-child-run.ts). As
@@ -7,7 +8,7 @@ import { prestartEphemeralStore } from "../store/ephemeral-start.js";
  * parent's first message is listened for at once: one that arrived while the
  * rest was being imported would be lost.
  */
-const firstMessage = new Promise((resolve) => process.once("message", resolve));
+const firstMessage = firstMessageOf(ipcChannel);
 prestartEphemeralStore(process.env, []);
 const { runSidecarChild } = await import("./sidecar-child-run.js");
-await runSidecarChild(firstMessage);
+await runSidecarChild(ipcChannel, firstMessage);

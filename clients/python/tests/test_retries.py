@@ -97,6 +97,8 @@ def test_a_retried_rejection_sends_the_same_rejection_id(sidecar: LocalSidecar) 
 
 def test_a_deadline_is_final(sidecar: LocalSidecar) -> None:
     with RecallClient(sidecar.address, tenant_id="acme", principal_id="andy") as client:
+        # Connected first: on a new channel a 1 ms call can end as UNAVAILABLE (no connection yet).
+        grpc.channel_ready_future(client.channel).result(timeout=10)
         with pytest.raises(RecallError) as error:
             client.search("concise writing", timeout=0.001)
     assert (error.value.status, error.value.attempts) == ("DEADLINE_EXCEEDED", 1)

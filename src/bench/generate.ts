@@ -3,8 +3,8 @@ import { mkdir, rm } from "node:fs/promises";
 import { Progress } from "../cli/progress.js";
 import postgres from "postgres";
 import { loadMigrations, migrate } from "../store/migrate.js";
-import { createPgliteClient, openPglite } from "../store/pglite-client.js";
-import { createPostgresClient } from "../store/postgres-client.js";
+import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js";
+import { createPostgresClient } from "../store/postgres/postgres-client.js";
 import type { SqlClient } from "../store/sql-client.js";
 import { BELIEF_TYPES, OBJECTS, PREDICATES, PROJECTS, QUALIFIERS, SUBJECTS } from "./corpus.js";
 
@@ -307,7 +307,7 @@ async function generate(db: SqlClient, params: GenerationParams, log: (line: str
      SELECT tenant_id, principal_id, max(store_position), $1::timestamptz FROM beliefs GROUP BY tenant_id, principal_id`,
     [params.anchor],
   );
-  // The store keeps these in its write transactions (store/lexicon-stats.ts); a bulk load counts them once.
+  // The store keeps these in its write transactions (store/beliefs/lexicon-stats.ts); a bulk load counts them once.
   await db.exec(
     `INSERT INTO principal_lexicon (tenant_id, principal_id, docs, len_a, len_b, len_c, len_d)
      SELECT tenant_id, principal_id, count(*), sum(lex_lengths[1]), sum(lex_lengths[2]), sum(lex_lengths[3]), sum(lex_lengths[4])

@@ -1,10 +1,10 @@
-import { BELIEF_COLUMNS } from "../store/belief-rows.js";
+import { BELIEF_COLUMNS } from "../store/beliefs/belief-rows.js";
 
 /**
  * The baseline the sidecar is compared with: the single full-text candidate
  * query an application would run itself. A copy of the shape of the lexical
  * arm's SQL (MemoryStore.lexicalCandidates with the hard filter of
- * store/eligibility-sql.ts, in-turn defaults) taken when the benchmark was
+ * store/candidates/eligibility-sql.ts, in-turn defaults) taken when the benchmark was
  * written: a fixed reference, deliberately not the store's code, so later
  * ranking changes show up as a change of the ratio.
  */

@@ -6,10 +6,11 @@ import { build } from "rolldown";
  * Build step (`npm run build`, after tsc): the files a process or thread
  * starts from, `dist/cli/main.js` (`recall`), `dist/testing/sidecar-child.js`
  * (startLocalSidecar's child) and `dist/store/pglite-worker.js` (the
- * ephemeral store's thread), are replaced by bundles of themselves and what
- * they import, their shared code in `dist/chunks/`. Node's ESM loader costs
- * about 1 ms of CPU per file, and a sidecar imported some 570 files: bundled,
- * a start spends about 0.5 s less CPU before it can open its store (docs/adr/0007).
+ * ephemeral store's thread, from store/pglite/pglite-worker.ts), are
+ * replaced by bundles of themselves and what they import, their shared
+ * code in `dist/chunks/`. Node's ESM loader costs about 1 ms of CPU per
+ * file, and a sidecar imported some 570 files: bundled, a start spends
+ * about 0.5 s less CPU before it can open its store (docs/adr/0007).
  * The library entry points (`recall`, `recall/testing`) stay as tsc wrote them.
  *
  * Every file lands two folders below the package root, as the modules it
@@ -38,7 +39,8 @@ await build({
   input: {
     "cli/main": `${DIST}cli/main.js`,
     "testing/sidecar-child": `${DIST}testing/sidecar-child.js`,
-    "store/pglite-worker": `${DIST}store/pglite-worker.js`,
+    // Bundled two folders down like the rest, where store/ephemeral-start.ts looks for it.
+    "store/pglite-worker": `${DIST}store/pglite/pglite-worker.js`,
   },
   platform: "node",
   external: EXTERNAL,

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { Config } from "../config.js";
+import type { Config } from "../config/config.js";
 import { UsageError } from "./usage-error.js";
 
 /**

@@ -1,15 +1,15 @@
 import { createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import type { Config } from "../config.js";
-import { createLogger } from "../logger.js";
-import { startSidecar } from "../main.js";
+import type { Config } from "../config/config.js";
+import { createLogger } from "../log/logger.js";
+import { startSidecar } from "../sidecar/start-sidecar.js";
 import { MemoryService } from "../gen/memory/v1/memory_service_pb.js";
 import { Moment } from "../gen/memory/v1/types_pb.js";
 import { MemoryWriteService } from "../gen/memory/v1/write_service_pb.js";
 import { DEMO_PRINCIPAL, DEMO_TENANT, PERSONA_HELD_ID, demoBeliefs, demoEpisodes } from "./demo-memories.js";
 import { untilSignalled } from "./serve.js";
 import { INSPECTOR_SESSION, playInspectorSession } from "./demo-turns.js";
-import { isLoopback } from "../edge-config.js";
+import { isLoopback } from "../config/edge-config.js";
 
 /**
  * `recall demo`: the sidecar on the embedded store (always PGlite, whatever

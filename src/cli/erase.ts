@@ -1,4 +1,4 @@
-import type { Config } from "../config.js";
+import type { Config } from "../config/config.js";
 import { erasePrincipal } from "../store/erase-principal.js";
 import { PRINCIPAL_OPTIONS, parseArgs, principalFrom, withStore } from "./store-command.js";
 

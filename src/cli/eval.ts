@@ -5,13 +5,13 @@ import { runBenchmark } from "../eval/benchmark.js";
 import { baselineDifferences, readBaseline, recordDecision, toBaseline, writeBaseline } from "../eval/benchmark-baseline.js";
 import { readBenchmarkFixture } from "../eval/benchmark-fixture.js";
 import { formatBenchmark } from "../eval/benchmark-report.js";
-import { DEFAULT_HASHED_DIMENSIONS, type Config } from "../config.js";
+import { DEFAULT_HASHED_DIMENSIONS, type Config } from "../config/config.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { hashedEmbedder } from "../embed/hashed-embedder.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
-import { createPgliteClient, openPglite } from "../store/pglite-client.js";
+import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js";
 
 export const BENCHMARK_FIXTURE = "test/fixtures/benchmark/fixture.json";
 export const BENCHMARK_BASELINE = "test/fixtures/benchmark/baseline.json";

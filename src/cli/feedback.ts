@@ -1,7 +1,7 @@
-import type { Config } from "../config.js";
+import type { Config } from "../config/config.js";
 import { sweepOnce } from "../trace/sweeper.js";
 import { deleteSessionTraces } from "../trace/delete-session.js";
-import { FEEDBACK } from "../trace/feedback.js";
+import { FEEDBACK } from "../domain/feedback.js";
 import { PRINCIPAL_OPTIONS, json, parseArgs, principalFrom, withStore } from "./store-command.js";
 
 /**

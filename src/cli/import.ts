@@ -1,11 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { JsonValue } from "@bufbuild/protobuf";
-import type { Config } from "../config.js";
+import type { Config } from "../config/config.js";
 import type { Belief, Episode } from "../domain/model.js";
-import * as validate from "../server/validate.js";
-import { createLogger } from "../logger.js";
-import { addRecord } from "../store/import-records.js";
+import * as validate from "../server/wire/validate.js";
+import { createLogger } from "../log/logger.js";
+import { addRecord } from "../server/wire/import-records.js";
 import { openStore } from "../store/open-store.js";
 import { Progress } from "./progress.js";
 import { PRINCIPAL_OPTIONS, principalFrom } from "./store-command.js";

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
-import type { Config } from "../config.js";
-import { createLogger } from "../logger.js";
+import type { Config } from "../config/config.js";
+import { createLogger } from "../log/logger.js";
 import { RETRIEVAL_POLICY } from "../recall/policy.js";
 import { openStore } from "../store/open-store.js";
 

@@ -1,8 +1,8 @@
-import { ConfigError, loadConfig, type Config } from "../config.js";
+import { ConfigError, loadConfig, type Config } from "../config/config.js";
 import { findCommand, OVERVIEW, usageLine, wantsHelp } from "./commands.js";
 import { isUsageError } from "./usage-error.js";
-import { StartupError } from "../startup-error.js";
-import { DataDirLockedError } from "../store/data-dir-lock.js";
+import { StartupError } from "../domain/startup-error.js";
+import { DataDirLockedError } from "../store/pglite/data-dir-lock.js";
 
 /**
  * `recall <command>`: usage is answered before anything else happens; what a

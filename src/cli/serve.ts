@@ -1,7 +1,7 @@
-import type { Config } from "../config.js";
-import { createLogger } from "../logger.js";
-import { startSidecar, type Sidecar } from "../main.js";
-import { keepServingThroughDriverRejections } from "../store/driver-rejections.js";
+import type { Config } from "../config/config.js";
+import { createLogger } from "../log/logger.js";
+import { startSidecar, type Sidecar } from "../sidecar/start-sidecar.js";
+import { keepServingThroughDriverRejections } from "../store/postgres/driver-rejections.js";
 import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
 
 /**

@@ -1,8 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import type { Config } from "../config.js";
+import type { Config } from "../config/config.js";
 import { InvalidArgumentError, NotFoundError } from "../domain/errors.js";
 import type { Principal } from "../domain/model.js";
-import { createLogger } from "../logger.js";
+import { createLogger } from "../log/logger.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { openStore } from "../store/open-store.js";
 

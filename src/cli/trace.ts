@@ -1,10 +1,10 @@
 import { toJson } from "@bufbuild/protobuf";
-import type { Config } from "../config.js";
+import type { Config } from "../config/config.js";
 import { InvalidArgumentError, NotFoundError } from "../domain/errors.js";
 import { SENSITIVITY, type SurfaceContext } from "../domain/model.js";
 import { RecallTraceSchema, RecallTraceViewSchema } from "../gen/memory/v1/types_pb.js";
-import { recallTraceToProto, recallTraceViewToProto } from "../server/convert.js";
-import * as validate from "../server/validate.js";
+import { recallTraceToProto, recallTraceViewToProto } from "../server/wire/convert.js";
+import * as validate from "../server/wire/validate.js";
 import { traceView } from "../trace/trace-view.js";
 import { UsageError } from "./usage-error.js";
 import { PRINCIPAL_OPTIONS, parseArgs, principalFrom, withStore } from "./store-command.js";

@@ -1,5 +1,5 @@
-import type { SemanticConfig } from "../config.js";
-import type { Embedder } from "./embedder.js";
+import type { SemanticConfig } from "../config/config.js";
+import type { Embedder } from "../ports/embedder.js";
 import { hashedEmbedder } from "./hashed-embedder.js";
 import { openAiEmbedder } from "./openai-embedder.js";
 

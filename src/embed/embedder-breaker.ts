@@ -1,4 +1,4 @@
-import { EmbedderError, type Embedder } from "./embedder.js";
+import { EmbedderError, type Embedder } from "../ports/embedder.js";
 
 /**
  * The semantic arm's query embeddings behind a circuit breaker: after a

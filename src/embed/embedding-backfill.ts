@@ -1,8 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Principal, SensitivityLevel } from "../domain/model.js";
-import type { Logger } from "../logger.js";
-import type { MissingEmbedding, SemanticStore } from "../store/semantic-store.js";
-import { EmbedderError, type Embedder } from "./embedder.js";
+import type { Logger } from "../log/logger.js";
+import type { MissingEmbedding, SemanticStore } from "../store/candidates/semantic-store.js";
+import { EmbedderError, type Embedder } from "../ports/embedder.js";
 
 /**
  * The background embedder: fills in the embeddings of beliefs that have

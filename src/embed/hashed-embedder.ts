@@ -1,4 +1,4 @@
-import type { Embedder } from "./embedder.js";
+import type { Embedder } from "../ports/embedder.js";
 
 /**
  * A deterministic, local embedder: a feature-hashed bag of normalised,

@@ -1,4 +1,4 @@
-import { EmbedderError, type Embedder } from "./embedder.js";
+import { EmbedderError, type Embedder } from "../ports/embedder.js";
 
 /**
  * An OpenAI-compatible embeddings endpoint: POST {baseUrl}/embeddings with

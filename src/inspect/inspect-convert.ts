@@ -13,9 +13,9 @@ import {
 } from "../gen/memory/v1/inspect_service_pb.js";
 import { BeliefSchema, type Belief } from "../gen/memory/v1/types_pb.js";
 import { RETRIEVAL_POLICY } from "../recall/policy.js";
-import { confidenceBand } from "../recall/rank.js";
-import { AUTHORITY, BAND, MOMENT_PB, PORTABILITY, reverse, SCOPE_LEVEL, SENSITIVITY_LEVEL, STATUS, toTimestamp } from "../server/convert.js";
-import { REJECTION_KIND } from "../server/validate.js";
+import { confidenceBand } from "../recall/rank/rank.js";
+import { AUTHORITY, BAND, MOMENT_PB, PORTABILITY, reverse, SCOPE_LEVEL, SENSITIVITY_LEVEL, STATUS, toTimestamp } from "../server/wire/convert.js";
+import { REJECTION_KIND } from "../server/wire/validate.js";
 import type * as inspect from "../store/inspect-store.js";
 
 /** The inspection API's domain -> protobuf conversions. */

@@ -1,4 +1,4 @@
-import type { SensitivityName } from "../config.js";
+import type { SensitivityName } from "../config/config.js";
 import { InvalidArgumentError } from "../domain/errors.js";
 import type * as domain from "../domain/model.js";
 import type {
@@ -7,13 +7,13 @@ import type {
   ListSessionsRequest,
   ListTurnsRequest,
 } from "../gen/memory/v1/inspect_service_pb.js";
-import { AUTHORITY, SENSITIVITY_LEVEL, STATUS } from "../server/convert.js";
-import { enumValue, MAX_CONTEXT_ID, surface, time, uuid } from "../server/validate.js";
+import { AUTHORITY, SENSITIVITY_LEVEL, STATUS } from "../server/wire/convert.js";
+import { enumValue, MAX_CONTEXT_ID, surface, time, uuid } from "../server/wire/validate.js";
 import type { BeliefFilter } from "../store/inspect-store.js";
 
 /**
  * Validation of the inspection API's requests: each check names the field,
- * as every request of the sidecar does (server/validate.ts, whose helpers
+ * as every request of the sidecar does (server/wire/validate.ts, whose helpers
  * these reuse).
  */
 

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { SensitivityName } from "../config.js";
+import type { SensitivityName } from "../config/config.js";
 import { NotFoundError } from "../domain/errors.js";
 import {
   GetBeliefResponseSchema,
@@ -11,12 +11,12 @@ import {
   ListTurnsResponseSchema,
   GetRenderedBlockResponseSchema,
 } from "../gen/memory/v1/inspect_service_pb.js";
-import { episodeToProto, reverse, SENSITIVITY_LEVEL } from "../server/convert.js";
-import { principalOf } from "../server/identity.js";
+import { episodeToProto, reverse, SENSITIVITY_LEVEL } from "../server/wire/convert.js";
+import { principalOf } from "../server/identity/identity.js";
 import { storeDeadlineOf } from "../server/store-deadline-interceptor.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
-import { uuid } from "../server/validate.js";
+import { uuid } from "../server/wire/validate.js";
 import { renderedBlock } from "./rendered-block.js";
 import { decodeCursor, encodeCursor, queryKey } from "./cursor-token.js";
 import { inspectedBeliefToProto, rejectionToProto, sessionToProto, turnToProto } from "./inspect-convert.js";

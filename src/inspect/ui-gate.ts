@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "../domain/model.js";
-import { assertHeadersAgree, IDENTIFIER, type PrincipalSource } from "../server/identity.js";
+import { assertHeadersAgree, IDENTIFIER, type PrincipalSource } from "../server/identity/identity.js";
 
 /**
  * Who may open the inspector page in the trusted-headers mode, as Jupyter

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
-import { ConfigError } from "../config.js";
+import { ConfigError } from "../config/config.js";
 import { UI_COOKIE, UiGate, loginPrincipal } from "./ui-gate.js";
 
 /**

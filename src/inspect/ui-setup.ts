@@ -1,5 +1,5 @@
-import { ConfigError, type Config } from "../config.js";
-import { isLoopback } from "../edge-config.js";
+import { ConfigError, type Config } from "../config/config.js";
+import { isLoopback } from "../config/edge-config.js";
 import { inspectorPage, type InspectorPage } from "./ui-server.js";
 
 /**

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { CacheStats } from "../moments/snapshot-cache.js";
+import type { CacheStats } from "../recall/moments/snapshot-cache.js";
 
 /**
  * The snapshot cache and the head tracker, under the names /metrics has

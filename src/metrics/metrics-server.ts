@@ -1,7 +1,7 @@
 import * as http from "node:http";
 import type { Registry } from "prom-client";
 import { metricsEndpoint } from "../server/metrics.js";
-import { StartupError } from "../startup-error.js";
+import { StartupError } from "../domain/startup-error.js";
 
 /** GET /metrics on a port of its own (RECALL_METRICS_PORT), e.g. one only the scraper can reach. */
 export async function startMetricsServer(registry: Registry, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Registry } from "prom-client";
 
 /**
- * The sidecar's one Prometheus registry, made at composition (src/main.ts)
+ * The sidecar's one Prometheus registry, made at composition (src/sidecar/start-sidecar.ts)
  * and passed to each component that has numbers to show: a component
  * registers its own collectors on it (see the other modules here), so
  * nothing reaches into another part to read its state. Default process and

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from "prom-client";
-import { isUnavailable } from "../server/errors.js";
+import { isUnavailable } from "../domain/errors.js";
 import type { SqlClient } from "../store/sql-client.js";
 
 /**

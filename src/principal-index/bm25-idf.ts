@@ -1,6 +1,6 @@
 /**
  * BM25's idf, ln(1 + (n − df + 0.5) / (df + 0.5)), exactly as the SQL arm
- * computes it (store/sql-candidates.ts): the natural log of the exact
+ * computes it (store/candidates/sql-candidates.ts): the natural log of the exact
  * rational (2n + 2) / (2df + 1), rounded once to the nearest float8.
  *
  * Why not Math.log on the float argument: the SQL arm used to take the float8

@@ -1,5 +1,5 @@
 import type { Principal } from "../domain/model.js";
-import { ROWS_CHANNEL } from "../store/belief-writes.js";
+import { ROWS_CHANNEL } from "../store/beliefs/belief-writes.js";
 import type { SqlClient } from "../store/sql-client.js";
 
 /**

@@ -1,10 +1,10 @@
 import type { StoredBelief } from "../domain/model.js";
-import type { EligibilityFilter } from "../recall/hard-filter.js";
+import type { EligibilityFilter } from "../domain/hard-filter.js";
 import type { BeliefColumns } from "./columns.js";
 import { ELIGIBLE, IF_NAMED, INELIGIBLE, type FilterVerdicts, type Verdict } from "./verdict-memo.js";
 
 /**
- * The hard filter in process: the same predicates as store/eligibility-sql.ts,
+ * The hard filter in process: the same predicates as store/candidates/eligibility-sql.ts,
  * one for one, applied to a belief (by its ordinal, over BeliefColumns)
  * before any arm scores or caps it. Times are compared in epoch
  * milliseconds (a missing end is +∞). Tenant and principal are not per-row
@@ -84,7 +84,7 @@ function allowed(size: number, ids: readonly number[]): Uint8Array {
 }
 
 /**
- * successorInForceSql (store/eligibility-sql.ts) in process: `n`, a belief
+ * successorInForceSql (store/candidates/eligibility-sql.ts) in process: `n`, a belief
  * of the same principal naming `oldId` in its supersedes, has replaced it at
  * (asOf, knownAt) when it is not `oldId` itself, is not expired, has begun
  * by asOf and is on record at knownAt. Times in milliseconds.

@@ -1,7 +1,7 @@
 import type { Principal } from "../domain/model.js";
 import type { SqlClient } from "../store/sql-client.js";
 import { indexedFromRow, loadBeliefRows, loadDelta, loadSideTables, sqlLexemes } from "./loading.js";
-import { PrincipalIndex, type IndexLookups } from "./principal-index.js";
+import { PrincipalIndex, type IndexLookups } from "./one-principal-index.js";
 import { termLexeme } from "./query-lexemes.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { ArmCandidate, LexicalQuery } from "../recall/candidate-source.js";
+import type { ArmCandidate, LexicalQuery } from "../ports/candidate-source.js";
 import type { IndexedBelief } from "./loading.js";
 import { roundLikePostgres } from "./pg-numeric.js";
 import { bm25Idf } from "./bm25-idf.js";
@@ -7,7 +7,7 @@ import type { Postings } from "./postings.js";
 
 /**
  * The lexical arm's BM25F over the index, step for step as the SQL arm
- * computes it (store/sql-candidates.ts lexicalCandidates), so both give the
+ * computes it (store/candidates/sql-candidates.ts lexicalCandidates), so both give the
  * same candidates and the same scores:
  *  1. matched: eligible beliefs holding any query lexeme;
  *  2. idf per lexeme from its document frequency among the matched;

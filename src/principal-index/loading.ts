@@ -1,8 +1,8 @@
 import type { Principal, StoredBelief } from "../domain/model.js";
-import { BELIEF_COLUMNS, beliefFromRow } from "../store/belief-rows.js";
+import { BELIEF_COLUMNS, beliefFromRow } from "../store/beliefs/belief-rows.js";
 import type { QueryOptions, Row, SqlClient } from "../store/sql-client.js";
 import { parseTsvector, type TsEntry } from "./tsvector.js";
-import { RowMemo } from "../recall/row-memo.js";
+import { RowMemo } from "../ports/row-memo.js";
 
 /**
  * Loading a principal's index, and its delta: every statement's WHERE
@@ -30,7 +30,7 @@ export interface IndexedBelief {
   rank: number;
   /** Its ordinal in the principal's index (the same for every row of one belief id): where its columns and postings are. */
   ord: number;
-  /** What recall derives from this row alone, kept with it (recall/row-memo.ts). */
+  /** What recall derives from this row alone, kept with it (ports/row-memo.ts). */
   memo: RowMemo;
 }
 

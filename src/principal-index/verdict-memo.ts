@@ -1,4 +1,4 @@
-import type { EligibilityFilter } from "../recall/hard-filter.js";
+import type { EligibilityFilter } from "../domain/hard-filter.js";
 import type { BeliefColumns } from "./columns.js";
 
 /** A belief's hard-filter verdict: eligible, not eligible, or eligible only when its subject is named. */

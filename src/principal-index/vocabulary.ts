@@ -13,7 +13,7 @@ import type { TsEntry } from "./tsvector.js";
  * costs every call that meets it. Interned, a row shares them, and the
  * rows without a predecessor, conflict or source episode share one empty
  * list, as rows with the same lex_lengths share one lengths array. A row's
- * memo takes the words it keeps from here too (recall/row-memo.ts).
+ * memo takes the words it keeps from here too (ports/row-memo.ts).
  *
  * One vocabulary per principal index, dropped with it: nothing is shared
  * between principals. It only grows (a value no longer held stays until the

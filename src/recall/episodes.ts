@@ -1,7 +1,7 @@
 import type { Episode } from "../domain/model.js";
-import { formatAsOf } from "./render.js";
-import { scanEpisode, withheldText } from "./safety.js";
-import { countTokens } from "./tokens.js";
+import { formatAsOf } from "./render/render.js";
+import { scanEpisode, withheldText } from "./safety/safety.js";
+import { countTokens } from "./render/tokens.js";
 
 /**
  * The episodic path (memory.recall_episodes): "what happened", not "what is

@@ -12,34 +12,34 @@ import type {
   RecalledBelief,
   StoredBelief,
 } from "../domain/model.js";
-import { renderCorrections } from "../moments/recall-delta.js";
-import { assembleSnapshot, snapshotCacheKey } from "../moments/snapshot.js";
-import type { SnapshotCache } from "../moments/snapshot-cache.js";
-import type { SessionSnapshots } from "../moments/session-snapshots.js";
+import { renderCorrections } from "./moments/recall-delta.js";
+import { assembleSnapshot, snapshotCacheKey } from "./moments/snapshot.js";
+import type { SnapshotCache } from "./moments/snapshot-cache.js";
+import type { SessionSnapshots } from "./moments/session-snapshots.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
-import { boundSource, type ArmCandidate, type CandidateRouter } from "./candidate-source.js";
-import { assemble } from "./assemble.js";
+import { boundSource, type ArmCandidate, type CandidateRouter } from "../ports/candidate-source.js";
+import { assemble } from "./render/assemble.js";
 import type { ArmObserver, ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
 import { lexicalArm } from "./arms/lexical.js";
 import { semanticArm, type SemanticSearch } from "./arms/semantic.js";
 import { structuredArm } from "./arms/structured.js";
-import { collapse } from "./collapse.js";
-import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
+import { collapse } from "./rank/collapse.js";
+import { matchFromFused, reciprocalRankFusion } from "./rank/fuse.js";
 import { adviseEpisodicSearch } from "./escalation.js";
-import { asHeldThen, eligibilityFilter } from "./hard-filter.js";
+import { asHeldThen, eligibilityFilter } from "../domain/hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
-import { beliefLine } from "./belief-line.js";
-import { scanStatements } from "./safety.js";
-import { gateSemanticOnly } from "./semantic-calibration.js";
-import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank.js";
-import { heldBelowRelativeFloor } from "./relative-floor.js";
-import { RENDER_FOOTER, renderedBlock, renderHeader, type RenderLine } from "./render.js";
-import { LineCandidate } from "./line-candidate.js";
-import { rankedCandidate, type RankedCandidate } from "./ranked-candidate.js";
-import { runArms } from "./run-arms.js";
-import { countTokens } from "./tokens.js";
+import { beliefLine } from "./render/belief-line.js";
+import { scanStatements } from "./safety/safety.js";
+import { gateSemanticOnly } from "../domain/semantic-calibration.js";
+import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank/rank.js";
+import { heldBelowRelativeFloor } from "./rank/relative-floor.js";
+import { RENDER_FOOTER, renderedBlock, renderHeader, type RenderLine } from "./render/render.js";
+import { LineCandidate } from "./render/line-candidate.js";
+import { rankedCandidate, type RankedCandidate } from "./rank/ranked-candidate.js";
+import { runArms } from "./arms/run-arms.js";
+import { countTokens } from "./render/tokens.js";
 import { SEARCH_TOOL_ID } from "./search.js";
 
 /**

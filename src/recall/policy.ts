@@ -1,4 +1,4 @@
-import type { LexicalScoring } from "./candidate-source.js";
+import type { LexicalScoring } from "../ports/candidate-source.js";
 import type { Authority, Moment, Portability, Profile, SessionType } from "../domain/model.js";
 
 /**

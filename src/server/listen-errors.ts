@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { StartupError } from "../startup-error.js";
+import { StartupError } from "../domain/startup-error.js";
 
 /**
  * Why a listener could not be bound, in one line naming the setting to

@@ -2,9 +2,9 @@ import { existsSync, statSync, unlinkSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
-import type { EdgeLimits } from "../edge-config.js";
+import type { EdgeLimits } from "../config/edge-config.js";
 import { endWithUnavailable } from "./grpc-cutoff.js";
-import { withSpecGrpcMessage } from "./grpc-message-encoding.js";
+import { withSpecGrpcMessage } from "./wire/grpc-message-encoding.js";
 import { socketListenError, tcpListenError } from "./listen-errors.js";
 import { repairAuthority } from "./request-authority.js";
 

@@ -17,23 +17,23 @@ import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets } from "../recall/e
 import { isSnapshotOf, recall, sha256Hex, type PipelineDeps, type RecallOutcome, type RecallRun } from "../recall/pipeline.js";
 import { fromWorkingState } from "../recall/query-former.js";
 import { namesTheOwner, resolveSearchScope } from "../recall/search.js";
-import type { SensitivityName } from "../config.js";
+import type { SensitivityName } from "../config/config.js";
 import { traceView } from "../trace/trace-view.js";
 import {
   episodeToProto,
   recallResultToProto,
   recallTraceToProto,
   recallTraceViewToProto,
-} from "./convert.js";
-import { armResultToProto } from "./arm-result.js";
-import { cachedHitToProto } from "./cached-result.js";
-import { decodePageToken, encodePageToken, episodeQueryKey } from "./page-token.js";
-import { withPreEncodedItems } from "./recalled-item.js";
-import { assertSameIdentity, principalOf } from "./identity.js";
-import { repliesInBinary } from "./reply-format.js";
+} from "./wire/convert.js";
+import { armResultToProto } from "./wire/arm-result.js";
+import { cachedHitToProto } from "./wire/cached-result.js";
+import { decodePageToken, encodePageToken, episodeQueryKey } from "./wire/page-token.js";
+import { withPreEncodedItems } from "./wire/recalled-item.js";
+import { assertSameIdentity, principalOf } from "./identity/identity.js";
+import { repliesInBinary } from "./wire/reply-format.js";
 import { noteRecordCount, noteTraceId } from "./request-log.js";
 import { storeDeadlineOf } from "./store-deadline-interceptor.js";
-import * as validate from "./validate.js";
+import * as validate from "./wire/validate.js";
 
 export interface MemoryServiceDeps extends PipelineDeps {
   defaultSensitivityCeiling: SensitivityName;

@@ -1,9 +1,9 @@
 import { ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
-import { CALL_LINE, type Logger } from "../logger.js";
+import { CALL_LINE, type Logger } from "../log/logger.js";
 import { whenCallEnds } from "./call-end.js";
 import { toConnectError } from "./errors.js";
 import { callLogLevel, statusName } from "./grpc-status.js";
-import { callerOf } from "./identity.js";
+import { callerOf } from "./identity/identity.js";
 
 /**
  * One log line per call: method, canonical status (OK, INVALID_ARGUMENT, …),

@@ -17,10 +17,10 @@ import { erasePrincipal } from "../store/erase-principal.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { deleteSessionTraces } from "../trace/delete-session.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
-import { confirmedErasure } from "./erase-request.js";
-import { principalOf } from "./identity.js";
+import { confirmedErasure } from "./wire/erase-request.js";
+import { principalOf } from "./identity/identity.js";
 import { storeDeadlineOf } from "./store-deadline-interceptor.js";
-import * as validate from "./validate.js";
+import * as validate from "./wire/validate.js";
 
 /** How long a citation waits for its trace to be written when the call has no deadline. */
 const CITATION_SETTLE_MS = 2_000;

@@ -3,11 +3,11 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { PGliteOptions } from "@electric-sql/pglite";
-import type { PgliteWorkerData } from "./pglite-worker.js";
+import type { PgliteWorkerData } from "./pglite/pglite-worker.js";
 
 /**
  * The start of the ephemeral store, whose PGlite runs in a worker thread
- * (store/pglite-worker.ts). This module imports nothing but Node's, so that
+ * (store/pglite/pglite-worker.ts). This module imports nothing but Node's, so that
  * a process entry point can start the store before it imports the sidecar:
  * PGlite then starts on the second core while the first loads and evaluates
  * the sidecar's modules (docs/adr/0007).
@@ -18,7 +18,7 @@ export const EPHEMERAL_DATA_DIR = "memory://";
 
 /** Built output, found from src/store and dist/store alike (and from dist/chunks, where a bundle puts this code). */
 export const PGLITE_WORKER_PATH = fileURLToPath(new URL("../../dist/store/pglite-worker.js", import.meta.url));
-/** The migrated template `npm run build` writes (store/pglite-template.ts), at the package root's dist/. */
+/** The migrated template `npm run build` writes (store/pglite/pglite-template.ts), at the package root's dist/. */
 export const PGLITE_TEMPLATE_PATH = fileURLToPath(new URL("../../dist/pglite-template.tar", import.meta.url));
 /** Beside it: the migrations the template holds, so a start can tell it needs none (JSON list of "0001_initial", …). */
 export const PGLITE_TEMPLATE_MANIFEST = fileURLToPath(new URL("../../dist/pglite-template.json", import.meta.url));
@@ -122,7 +122,7 @@ let prestarted: StartedWorker | undefined;
 /**
  * For `recall serve` and the test sidecar's child, before they import the
  * rest: starts the worker when the environment and arguments ask for the
- * ephemeral store (as config.ts and `--ephemeral` read them). A guess that
+ * ephemeral store (as config/config.ts and `--ephemeral` read them). A guess that
  * turns out wrong costs a worker that is stopped unused; openStore decides.
  */
 export function prestartEphemeralStore(env: NodeJS.ProcessEnv, args: readonly string[]): void {

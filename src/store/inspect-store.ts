@@ -8,8 +8,8 @@ import type {
   SensitivityLevel,
   StoredBelief,
 } from "../domain/model.js";
-import { BELIEF_COLUMNS, EPISODE_COLUMNS, beliefFromRow, episodeFromRow } from "./belief-rows.js";
-import { notSucceededSql } from "./eligibility-sql.js";
+import { BELIEF_COLUMNS, EPISODE_COLUMNS, beliefFromRow, episodeFromRow } from "./beliefs/belief-rows.js";
+import { notSucceededSql } from "./candidates/eligibility-sql.js";
 import type { Row, SqlClient } from "./sql-client.js";
 import { SqlParams } from "./sql-params.js";
 

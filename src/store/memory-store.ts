@@ -1,14 +1,14 @@
 import type { Correction, Principal, RecallTrace } from "../domain/model.js";
-import { BeliefWrites, HEAD_CHANNEL, ROWS_CHANNEL } from "./belief-writes.js";
+import { BeliefWrites, HEAD_CHANNEL, ROWS_CHANNEL } from "./beliefs/belief-writes.js";
 import { InspectStore } from "./inspect-store.js";
 import { boundTo } from "./store-deadline.js";
 import type { SqlClient } from "./sql-client.js";
-import { SqlCandidateSource } from "./sql-candidates.js";
+import { SqlCandidateSource } from "./candidates/sql-candidates.js";
 import { StoreReports, type EpisodeQuery, type SnapshotReportRow } from "./store-reports.js";
-import { TraceStore } from "./trace-store.js";
+import { TraceStore } from "./traces/trace-store.js";
 
 export { HEAD_CHANNEL, ROWS_CHANNEL, type EpisodeQuery, type SnapshotReportRow };
-export type { ArmCandidate, LexicalQuery, LexicalScoring, StructuredAnchors } from "../recall/candidate-source.js";
+export type { ArmCandidate, LexicalQuery, LexicalScoring, StructuredAnchors } from "../ports/candidate-source.js";
 
 /** Rows written between two statistics refreshes of the embedded store. */
 const ANALYZE_EVERY = 2000;
@@ -22,9 +22,9 @@ export interface StoreHead {
 
 /**
  * All of recall's SQL, over either store, by side: the writes
- * (store/belief-writes.ts), the read arms (store/sql-candidates.ts), the
+ * (store/beliefs/belief-writes.ts), the read arms (store/candidates/sql-candidates.ts), the
  * reports and the event log (store/store-reports.ts) and the traces
- * (store/trace-store.ts). Every method takes the principal first: there is
+ * (store/traces/trace-store.ts). Every method takes the principal first: there is
  * no query path without the isolation predicates.
  */
 export class MemoryStore {

@@ -11,7 +11,7 @@ export interface Migration {
 /** sql/ at the package root, from src/store or dist/store alike. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../sql/", import.meta.url));
 
-/** A migration's name in the PGlite template's manifest (store/pglite-template.ts): "0001_initial". */
+/** A migration's name in the PGlite template's manifest (store/pglite/pglite-template.ts): "0001_initial". */
 export const migrationKey = (m: Migration) => `${String(m.version).padStart(4, "0")}_${m.name}`;
 
 /** Arbitrary constant naming recall's migration lock among other advisory locks. */

@@ -1,13 +1,13 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import type { Config } from "../config.js";
-import type { Logger } from "../logger.js";
+import type { Config } from "../config/config.js";
+import type { Logger } from "../log/logger.js";
 import { MemoryStore } from "./memory-store.js";
 import { loadMigrations, migrate, migrationKey } from "./migrate.js";
-import { lockDataDir } from "./data-dir-lock.js";
+import { lockDataDir } from "./pglite/data-dir-lock.js";
 import { EPHEMERAL_DATA_DIR, PGLITE_WORKER_PATH, startPgliteWorker, takePgliteWorker } from "./ephemeral-start.js";
-import { pgliteWorkerClient } from "./pglite-worker-client.js";
-import { enableSemantic } from "./semantic-store.js";
+import { pgliteWorkerClient } from "./pglite/pglite-worker-client.js";
+import { enableSemantic } from "./candidates/semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
 import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
 
@@ -27,7 +27,7 @@ export async function openStore(
   let fromTemplate: boolean | undefined;
   let templateMigrations: string[] | null = null;
   if (config.kind === "postgres") {
-    const { createPostgresClient } = await import("./postgres-client.js");
+    const { createPostgresClient } = await import("./postgres/postgres-client.js");
     client = createPostgresClient(config.url, config.poolMax, { prepare: config.pooler === "none" });
   } else if (config.dataDir === EPHEMERAL_DATA_DIR) {
     const ephemeral = await openEphemeral(options.semantic ?? false);
@@ -67,7 +67,7 @@ export async function openStore(
 /** A data directory's PGlite in its worker thread; in process where the worker was never built. */
 async function openDataDir(dataDir: string, vector: boolean): Promise<SqlClient> {
   if (existsSync(PGLITE_WORKER_PATH)) return (await pgliteWorkerClient(startPgliteWorker(vector, dataDir))).client;
-  const { createPgliteClient, openPglite } = await import("./pglite-client.js");
+  const { createPgliteClient, openPglite } = await import("./pglite/pglite-client.js");
   return createPgliteClient(await openPglite(dataDir, { vector }));
 }
 
@@ -75,7 +75,7 @@ async function openDataDir(dataDir: string, vector: boolean): Promise<SqlClient>
 async function openEphemeral(vector: boolean): Promise<{ client: SqlClient; fromTemplate: boolean; migrations: string[] | null }> {
   const worker = takePgliteWorker(vector);
   if (worker) return pgliteWorkerClient(worker);
-  const [{ openEphemeralPglite }, { createPgliteClient }] = await Promise.all([import("./pglite-template.js"), import("./pglite-client.js")]);
+  const [{ openEphemeralPglite }, { createPgliteClient }] = await Promise.all([import("./pglite/pglite-template.js"), import("./pglite/pglite-client.js")]);
   const { db, ...template } = await openEphemeralPglite({ vector });
   return { client: createPgliteClient(db), ...template };
 }

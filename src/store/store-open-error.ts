@@ -1,5 +1,5 @@
-import { StartupError } from "../startup-error.js";
-import { isUnavailable } from "../server/errors.js";
+import { StartupError } from "../domain/startup-error.js";
+import { isUnavailable } from "../domain/errors.js";
 
 /**
  * Why the configured store could not be opened, in one line naming the

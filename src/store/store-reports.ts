@@ -1,5 +1,5 @@
 import type { Episode, Principal, SensitivityLevel } from "../domain/model.js";
-import { EPISODE_COLUMNS, episodeFromRow } from "./belief-rows.js";
+import { EPISODE_COLUMNS, episodeFromRow } from "./beliefs/belief-rows.js";
 import type { QueryOptions, SqlClient } from "./sql-client.js";
 import { SqlParams } from "./sql-params.js";
 

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { Principal } from "../domain/model.js";
-import { addRecord, writeBatch, type ImportBatch } from "../store/import-records.js";
+import { addRecord, writeBatch, type ImportBatch } from "../server/wire/import-records.js";
 import type { MemoryStore } from "../store/memory-store.js";
 
 /**

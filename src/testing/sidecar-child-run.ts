@@ -1,7 +1,7 @@
-import { loadConfig } from "../config.js";
-import { createLogger } from "../logger.js";
-import { startSidecar } from "../main.js";
-import { keepServingThroughDriverRejections } from "../store/driver-rejections.js";
+import { loadConfig } from "../config/config.js";
+import { createLogger } from "../log/logger.js";
+import { startSidecar } from "../sidecar/start-sidecar.js";
+import { keepServingThroughDriverRejections } from "../store/postgres/driver-rejections.js";
 import { eraseEveryPrincipal } from "./reset-store.js";
 import { parseFixtures, writeFixtures, type Fixture } from "./fixtures.js";
 import type { SidecarChannel } from "./sidecar-channel.js";

@@ -1,6 +1,6 @@
 import type { Principal } from "../domain/model.js";
 import type { MemoryStore } from "../store/memory-store.js";
-import type { SessionDeletion } from "../store/trace-store.js";
+import type { SessionDeletion } from "../store/traces/trace-store.js";
 import type { TraceWriter } from "./trace-writer.js";
 
 /**

@@ -1,10 +1,10 @@
 import type { RecallTrace, StoredBelief } from "../domain/model.js";
-import { beliefLine } from "../recall/belief-line.js";
-import { asHeldThen, isHistorical } from "../recall/hard-filter.js";
+import { beliefLine } from "../recall/render/belief-line.js";
+import { asHeldThen, isHistorical } from "../domain/hard-filter.js";
 import { RETRIEVAL_POLICY, type RetrievalPolicy } from "../recall/policy.js";
-import { isCarried } from "../recall/rank.js";
-import { renderBlock } from "../recall/render.js";
-import { scanStatements } from "../recall/safety.js";
+import { isCarried } from "../recall/rank/rank.js";
+import { renderBlock } from "../recall/render/render.js";
+import { scanStatements } from "../recall/safety/safety.js";
 
 /**
  * Trace faithfulness: the belief ids a trace lists, rendered again with the

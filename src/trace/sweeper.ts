@@ -1,5 +1,5 @@
-import type { Logger } from "../logger.js";
-import type { TraceStore } from "../store/trace-store.js";
+import type { Logger } from "../log/logger.js";
+import type { TraceStore } from "../store/traces/trace-store.js";
 
 /**
  * The traces' two bounded sweeps, run periodically by the server and once by

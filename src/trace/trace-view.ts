@@ -1,6 +1,6 @@
 import type { Principal, RecallTraceView, SensitivityLevel } from "../domain/model.js";
-import type { TraceStore } from "../store/trace-store.js";
-import { userView } from "./user-view.js";
+import type { TraceStore } from "../store/traces/trace-store.js";
+import { userView } from "../domain/trace-user-view.js";
 
 /**
  * GetTrace's user form and `recall trace --view`: the turn's traces read

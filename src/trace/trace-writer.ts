@@ -1,10 +1,9 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { UnavailableError } from "../domain/errors.js";
+import { isUnavailable, UnavailableError } from "../domain/errors.js";
 import type { Principal, RecallTrace } from "../domain/model.js";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../log/logger.js";
 import type { TraceRecorder } from "../recall/pipeline.js";
-import { isUnavailable } from "../server/errors.js";
-import { RECALLED_EVENT, recalledEvent } from "./recalled-event.js";
+import { RECALLED_EVENT, recalledEvent } from "../domain/recalled-event.js";
 
 /**
  * Records each recall's trace off the critical path, in batches, without

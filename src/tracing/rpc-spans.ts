@@ -2,7 +2,7 @@ import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Tracer } from "@opentelemetry/api";
 import { whenCallEnds } from "../server/call-end.js";
 import { callLogLevel, statusName } from "../server/grpc-status.js";
-import { callerOf } from "../server/identity.js";
+import { callerOf } from "../server/identity/identity.js";
 import { callNotesOf } from "../server/request-log.js";
 import { memoryEndAttributes, memoryMethod, memoryQueryAttributes, memoryStartAttributes } from "./memory-spans.js";
 

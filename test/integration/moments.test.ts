@@ -36,7 +36,7 @@ describe.each(SIDECAR_KINDS)("retrieval moments over gRPC (%s)", (kind) => {
     expect(second.from_cache).toBe(true);
     expect(second.rendered).toBe(first.rendered);
     expect(second.snapshot_watermark).toBe(first.snapshot_watermark);
-    // The hit's reply carries its cached result's encoding (server/cached-result.ts): decoded by an
+    // The hit's reply carries its cached result's encoding (server/wire/cached-result.ts): decoded by an
     // independent client, it is the first result but for its own trace id.
     expect(second.trace_id).not.toBe(first.trace_id);
     expect({ ...second, trace_id: first.trace_id, from_cache: false }).toEqual(first);

@@ -40,7 +40,7 @@ describe("call logs and metrics", () => {
       .map((l) => JSON.parse(l) as Json);
 
   it("logs one call line per RPC: method, canonical status, duration, trace id, tenant, principal, ISO-8601 time", async () => {
-    // Call lines are written in batches, at most 250 ms after the call (logger.ts).
+    // Call lines are written in batches, at most 250 ms after the call (log/logger.ts).
     for (let i = 0; i < 50 && callLines().length < 3; i++) await new Promise((r) => setTimeout(r, 100));
     const recall = callLines().find((l) => l.method === "memory.v1.MemoryService/Recall" && l.traceId === traceId);
     expect(recall).toMatchObject({ level: 30, msg: "call", code: "OK", tenant: me.tenant, principal: me.principal });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPostgresClient } from "../../src/store/postgres-client.js";
+import { createPostgresClient } from "../../src/store/postgres/postgres-client.js";
 import { PGBOUNCER_MISSING, startPgBouncer, type RunningPgBouncer } from "../support/pgbouncer.js";
 import { freshPostgresDatabase } from "../support/stores.js";
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { Principal } from "../../src/domain/model.js";
-import { HeadTracker } from "../../src/moments/head-tracker.js";
+import { HeadTracker } from "../../src/recall/moments/head-tracker.js";
 import { ERASED_TABLES, erasePrincipal } from "../../src/store/erase-principal.js";
 import type { MemoryStore } from "../../src/store/memory-store.js";
 import { belief, episode, newPrincipal } from "../support/fixtures.js";

@@ -8,7 +8,7 @@ import { filterFor, lexicalIds, lexicalQuery, useStore } from "./store-helpers.j
 
 /**
  * The lexical arm's BM25F (sql/0005_lexicon.sql, MemoryStore.lexicalCandidates,
- * store/source-context.ts): exact scores, per-principal statistics, the
+ * store/beliefs/source-context.ts): exact scores, per-principal statistics, the
  * source-context field kept at write time, and the boosts.
  */
 describe.each(STORE_KINDS)("lexical BM25F ($kind)", ({ open }) => {

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/migrate.js";
-import { createPgliteClient, openPglite } from "../../src/store/pglite-client.js";
-import { createPostgresClient } from "../../src/store/postgres-client.js";
+import { createPgliteClient, openPglite } from "../../src/store/pglite/pglite-client.js";
+import { createPostgresClient } from "../../src/store/postgres/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { STORE_KINDS, freshPostgresDatabase } from "../support/stores.js";
 import { useStore } from "./store-helpers.js";

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Belief, Principal } from "../../src/domain/model.js";
-import { HeadTracker } from "../../src/moments/head-tracker.js";
-import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
-import { cachedSnapshotBytes } from "../../src/moments/snapshot.js";
+import { HeadTracker } from "../../src/recall/moments/head-tracker.js";
+import { SnapshotCache } from "../../src/recall/moments/snapshot-cache.js";
+import { cachedSnapshotBytes } from "../../src/recall/moments/snapshot.js";
 import { recall, type CachedSnapshot, type PipelineDeps, type RecallOutcome, type RecallRun } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -180,7 +180,7 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
       expect(second.result.rendered).toBe(first.result.rendered);
       expect(second.result.traceId).not.toBe(first.result.traceId);
       // The hit names the result it copies, and differs from it in trace id and from_cache only:
-      // its reply reuses that result's encoding (server/cached-result.ts).
+      // its reply reuses that result's encoding (server/wire/cached-result.ts).
       expect(second.cachedResult).toBe(first.result);
       expect({ ...second.result, traceId: first.result.traceId, fromCache: false }).toEqual(first.result);
       // The hit's own trace is written after the answer, for its own session.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bm25Idf } from "../../src/principal-index/bm25-idf.js";
 import { roundLikePostgres } from "../../src/principal-index/pg-numeric.js";
-import { idfSql } from "../../src/store/sql-candidates.js";
+import { idfSql } from "../../src/store/candidates/sql-candidates.js";
 import { similarity } from "../../src/principal-index/trigram.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { prng } from "../unit/unit-helpers.js";

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, inject, it } from "vitest";
-import { pgliteExtensions } from "../../src/store/pglite-client.js";
-import { loadPgliteTemplate } from "../../src/store/pglite-template.js";
-import { withoutTarEntries } from "../../src/store/tar-entries.js";
+import { pgliteExtensions } from "../../src/store/pglite/pglite-client.js";
+import { loadPgliteTemplate } from "../../src/store/pglite/pglite-template.js";
+import { withoutTarEntries } from "../../src/store/pglite/tar-entries.js";
 
 /** The slimmed template (docs/adr/0007): what it leaves out must not be missed by a store loaded from it. */
 describe("the PGlite template", () => {

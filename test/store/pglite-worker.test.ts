@@ -2,11 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/logger.js";
+import { createLogger } from "../../src/log/logger.js";
 import { openStore } from "../../src/store/open-store.js";
-import { isUnavailable } from "../../src/server/errors.js";
+import { isUnavailable } from "../../src/domain/errors.js";
 import { takePgliteWorker } from "../../src/store/ephemeral-start.js";
-import { pgliteWorkerClient } from "../../src/store/pglite-worker-client.js";
+import { pgliteWorkerClient } from "../../src/store/pglite/pglite-worker-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { StoreTimeoutError } from "../../src/store/store-deadline.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadBeliefRows } from "../../src/principal-index/loading.js";
-import { PrincipalIndexes } from "../../src/principal-index/principal-indexes.js";
+import { PrincipalIndexes } from "../../src/principal-index/index-router.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { useStore } from "./store-helpers.js";

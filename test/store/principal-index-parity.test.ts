@@ -9,13 +9,13 @@ import {
   type RecallContext,
   type SensitivityLevel,
 } from "../../src/domain/model.js";
-import { PrincipalIndexes } from "../../src/principal-index/principal-indexes.js";
+import { PrincipalIndexes } from "../../src/principal-index/index-router.js";
 import type { ArmOutcome } from "../../src/recall/arms/arm.js";
-import type { CandidateSource } from "../../src/recall/candidate-source.js";
+import type { CandidateSource } from "../../src/ports/candidate-source.js";
 import { recall, type PipelineDeps, type RecallOutcome } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { ROWS_CHANNEL, type MemoryStore } from "../../src/store/memory-store.js";
-import { SqlCandidateSource } from "../../src/store/sql-candidates.js";
+import { SqlCandidateSource } from "../../src/store/candidates/sql-candidates.js";
 import { T0, belief, episode, newPrincipal } from "../support/fixtures.js";
 import { pipelineDeps, requested } from "../support/pipeline.js";
 import { STORE_KINDS } from "../support/stores.js";
@@ -276,7 +276,7 @@ async function run(deps: PipelineDeps, p: Principal, probe: Probe): Promise<{ ar
   return { arms, outcome: step.value };
 }
 
-/** Arm candidates as the port defines them: the index's also carry their rows' memos (recall/row-memo.ts), which SQL's cannot. */
+/** Arm candidates as the port defines them: the index's also carry their rows' memos (ports/row-memo.ts), which SQL's cannot. */
 function withoutMemos<T>(answer: T): T {
   if (!Array.isArray(answer)) return answer;
   return answer.map((c: unknown) => {

@@ -1,6 +1,6 @@
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPostgresClient } from "../../src/store/postgres-client.js";
+import { createPostgresClient } from "../../src/store/postgres/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { freshPostgresDatabase } from "../support/stores.js";
 

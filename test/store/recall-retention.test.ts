@@ -7,7 +7,7 @@ import type { Principal, RecallTrace } from "../../src/domain/model.js";
 import { MemoryService, RecallRequestSchema } from "../../src/gen/memory/v1/memory_service_pb.js";
 import { Moment } from "../../src/gen/memory/v1/types_pb.js";
 import { recall, type PipelineDeps, type TraceRecorder } from "../../src/recall/pipeline.js";
-import { identityInterceptor } from "../../src/server/identity.js";
+import { identityInterceptor } from "../../src/server/identity/identity.js";
 import { memoryService } from "../../src/server/memory-service.js";
 import { belief, newPrincipal } from "../support/fixtures.js";
 import { pipelineDeps, requested } from "../support/pipeline.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { withheldText } from "../../src/recall/safety.js";
+import { withheldText } from "../../src/recall/safety/safety.js";
 import { rerender } from "../../src/trace/rerender.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/domain/model.js";
-import { SqlCandidateSource } from "../../src/store/sql-candidates.js";
+import { SqlCandidateSource } from "../../src/store/candidates/sql-candidates.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";

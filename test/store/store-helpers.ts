@@ -8,7 +8,7 @@ import {
   type RecalledBelief,
   type SensitivityLevel,
 } from "../../src/domain/model.js";
-import { eligibilityFilter, type EligibilityFilter } from "../../src/recall/hard-filter.js";
+import { eligibilityFilter, type EligibilityFilter } from "../../src/domain/hard-filter.js";
 import type { EpisodeQuery, LexicalQuery, MemoryStore } from "../../src/store/memory-store.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import type { TestStore } from "../support/stores.js";

@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Principal, RecallTrace } from "../../src/domain/model.js";
-import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
-import { cachedSnapshotBytes } from "../../src/moments/snapshot.js";
+import { SnapshotCache } from "../../src/recall/moments/snapshot-cache.js";
+import { cachedSnapshotBytes } from "../../src/recall/moments/snapshot.js";
 import type { CachedSnapshot, PipelineDeps } from "../../src/recall/pipeline.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
-import { TraceStore } from "../../src/store/trace-store.js";
+import { TraceStore } from "../../src/store/traces/trace-store.js";
 import { rerender } from "../../src/trace/rerender.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { belief, newPrincipal } from "../support/fixtures.js";

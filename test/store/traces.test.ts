@@ -5,7 +5,7 @@ import { SENSITIVITY } from "../../src/domain/model.js";
 import type { PipelineDeps } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { deleteSessionTraces } from "../../src/trace/delete-session.js";
-import { utilityAfterUncited } from "../../src/trace/feedback.js";
+import { utilityAfterUncited } from "../../src/domain/feedback.js";
 import { traceView } from "../../src/trace/trace-view.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { T0, belief, episode, newPrincipal } from "../support/fixtures.js";

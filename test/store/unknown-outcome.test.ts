@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/migrate.js";
-import { createPostgresClient } from "../../src/store/postgres-client.js";
+import { createPostgresClient } from "../../src/store/postgres/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { StoreTimeoutError, WriteOutcomeUnknownError } from "../../src/store/store-deadline.js";
 import { FaultProxy } from "../support/fault-proxy.js";

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { buildPgliteTemplate } from "../../src/store/pglite-template.js";
+import { buildPgliteTemplate } from "../../src/store/pglite/pglite-template.js";
 
 /**
  * Creating and migrating a PGlite database takes seconds, so it is done once

@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import type { Moment, Principal, RecallContext, SensitivityLevel } from "../../src/domain/model.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
-import type { Logger } from "../../src/logger.js";
+import type { Logger } from "../../src/log/logger.js";
 import { recall, type PipelineDeps, type RecallOutcome } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { requestedQuery, type RequestedQuery } from "../../src/recall/query-former.js";

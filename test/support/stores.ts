@@ -4,9 +4,9 @@ import postgres from "postgres";
 import { inject } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/migrate.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
-import { createPgliteClient, pgliteExtensions, pgliteVectorExtensions } from "../../src/store/pglite-client.js";
-import { loadPgliteTemplate } from "../../src/store/pglite-template.js";
-import { createPostgresClient } from "../../src/store/postgres-client.js";
+import { createPgliteClient, pgliteExtensions, pgliteVectorExtensions } from "../../src/store/pglite/pglite-client.js";
+import { loadPgliteTemplate } from "../../src/store/pglite/pglite-template.js";
+import { createPostgresClient } from "../../src/store/postgres/postgres-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { loadParser, routingChecked, type RoutingLog } from "./statement-routing.js";
 

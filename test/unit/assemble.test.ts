@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { assemble, byScoreThenId, type Assemblable } from "../../src/recall/assemble.js";
-import { countTokens } from "../../src/recall/tokens.js";
+import { assemble, byScoreThenId, type Assemblable } from "../../src/recall/render/assemble.js";
+import { countTokens } from "../../src/recall/render/tokens.js";
 
 /** An item whose line is `words` tokens long, so it costs words + 1 (the newline). */
 function item(beliefId: string, score: number, words = 4, conflictsWith: string[] = []): Assemblable {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collapse, type Collapsible } from "../../src/recall/collapse.js";
+import { collapse, type Collapsible } from "../../src/recall/rank/collapse.js";
 import { perSubjectCap } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 
@@ -162,7 +162,7 @@ describe("collapse", () => {
       expect(out.conflicts.size).toBe(0);
     });
 
-    // Regression, fixed (src/recall/collapse.ts:47-62): two beliefs linked by conflicts_with (no supersedes
+    // Regression, fixed (src/recall/rank/collapse.ts:47-62): two beliefs linked by conflicts_with (no supersedes
     // link) that share (subject, belief_type, predicate_key) are silently resolved by the
     // predicate-key collapse: the older valid_from is removed as "superseded" and the survivor
     // carries no conflicts marker. The spec (step 6) says partners linked by conflicts_with with

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DataDirLockedError, LOCK_FILE, lockDataDir } from "../../src/store/data-dir-lock.js";
+import { DataDirLockedError, LOCK_FILE, lockDataDir } from "../../src/store/pglite/data-dir-lock.js";
 
 describe("lockDataDir", () => {
   let dir: string;

@@ -1,7 +1,7 @@
 import * as net from "node:net";
 import postgres from "postgres";
 import { beforeAll, describe, expect, it } from "vitest";
-import { driverRejectionListener, isDriverError } from "../../src/store/driver-rejections.js";
+import { driverRejectionListener, isDriverError } from "../../src/store/postgres/driver-rejections.js";
 import { FaultProxy } from "../support/fault-proxy.js";
 import { POSTGRES_URL } from "../support/stores.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
-import { isLoopback } from "../../src/edge-config.js";
-import { decodeErrorMessage } from "../../src/server/decode-errors.js";
-import { spiffeMatcher } from "../../src/server/verified-identity.js";
+import { ConfigError, loadConfig } from "../../src/config/config.js";
+import { isLoopback } from "../../src/config/edge-config.js";
+import { decodeErrorMessage } from "../../src/server/wire/decode-errors.js";
+import { spiffeMatcher } from "../../src/server/identity/verified-identity.js";
 
 function problem(env: NodeJS.ProcessEnv): string {
   try {

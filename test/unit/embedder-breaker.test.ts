@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EmbedderError, type Embedder } from "../../src/embed/embedder.js";
+import { EmbedderError, type Embedder } from "../../src/ports/embedder.js";
 import { withBreaker } from "../../src/embed/embedder-breaker.js";
 
 function fakeEmbedder(): Embedder & { calls: number; failing: boolean } {

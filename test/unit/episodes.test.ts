@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Episode } from "../../src/domain/model.js";
 import { assembleEpisodePage, EPISODE_POLICY, episodeBudgets, renderEpisodeLine, renderEpisodesHeader, type EpisodePageQuery } from "../../src/recall/episodes.js";
-import { scanEpisode } from "../../src/recall/safety.js";
-import { countTokens } from "../../src/recall/tokens.js";
-import { decodePageToken, encodePageToken, episodeQueryKey } from "../../src/server/page-token.js";
+import { scanEpisode } from "../../src/recall/safety/safety.js";
+import { countTokens } from "../../src/recall/render/tokens.js";
+import { decodePageToken, encodePageToken, episodeQueryKey } from "../../src/server/wire/page-token.js";
 import { episode } from "../support/fixtures.js";
 import { uid } from "./unit-helpers.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Principal, RecallQuery } from "../../src/domain/model.js";
-import { HeadTracker } from "../../src/moments/head-tracker.js";
-import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
-import { snapshotCacheKey, snapshotKeyPrefix } from "../../src/moments/snapshot.js";
+import { HeadTracker } from "../../src/recall/moments/head-tracker.js";
+import { SnapshotCache } from "../../src/recall/moments/snapshot-cache.js";
+import { snapshotCacheKey, snapshotKeyPrefix } from "../../src/recall/moments/snapshot.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import type { MemoryStore } from "../../src/store/memory-store.js";
 import { recallQuery } from "../support/fixtures.js";

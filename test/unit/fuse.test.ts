@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchFromFused, reciprocalRankFusion, tiedRanks } from "../../src/recall/fuse.js";
+import { matchFromFused, reciprocalRankFusion, tiedRanks } from "../../src/recall/rank/fuse.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 
 const K = 60;

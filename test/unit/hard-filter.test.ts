@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RecallQuery } from "../../src/domain/model.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
-import { eligibilityFilter } from "../../src/recall/hard-filter.js";
+import { eligibilityFilter } from "../../src/domain/hard-filter.js";
 import { recallQuery } from "../support/fixtures.js";
 
 const NOW = new Date("2026-07-24T09:00:00Z");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/domain/model.js";
-import { HeadTracker } from "../../src/moments/head-tracker.js";
+import { HeadTracker } from "../../src/recall/moments/head-tracker.js";
 import type { StoreHead } from "../../src/store/memory-store.js";
 
 const p: Principal = { tenantId: "t", principalId: "p" };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { SENSITIVITY } from "../../src/domain/model.js";
-import { asHeldThen, eligibilityFilter, isHistorical } from "../../src/recall/hard-filter.js";
-import { confidenceBand, conf } from "../../src/recall/rank.js";
+import { asHeldThen, eligibilityFilter, isHistorical } from "../../src/domain/hard-filter.js";
+import { confidenceBand, conf } from "../../src/recall/rank/rank.js";
 import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
-import { renderBlock, renderHeader } from "../../src/recall/render.js";
+import { renderBlock, renderHeader } from "../../src/recall/render/render.js";
 import { recallQuery } from "../support/fixtures.js";
 import { storedBelief } from "./unit-helpers.js";
 

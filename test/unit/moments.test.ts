@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { correctionLine, renderCorrections } from "../../src/moments/recall-delta.js";
-import { SnapshotCache } from "../../src/moments/snapshot-cache.js";
-import { assembleSnapshot, snapshotCacheKey, snapshotSlots } from "../../src/moments/snapshot.js";
+import { correctionLine, renderCorrections } from "../../src/recall/moments/recall-delta.js";
+import { SnapshotCache } from "../../src/recall/moments/snapshot-cache.js";
+import { assembleSnapshot, snapshotCacheKey, snapshotSlots } from "../../src/recall/moments/snapshot.js";
 import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
 import { snapshotDefaults } from "../../src/recall/query-former.js";
 import { recallQuery } from "../support/fixtures.js";

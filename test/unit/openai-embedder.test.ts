@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { EmbedderError } from "../../src/embed/embedder.js";
+import { EmbedderError } from "../../src/ports/embedder.js";
 import { hashedVector } from "../../src/embed/hashed-embedder.js";
 import { openAiEmbedder, vectorsFrom } from "../../src/embed/openai-embedder.js";
 import { startEmbeddingsServer, type EmbeddingsServer } from "../support/embeddings-server.js";

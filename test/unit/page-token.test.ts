@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../src/domain/errors.js";
-import { decodePageToken, encodePageToken } from "../../src/server/page-token.js";
+import { decodePageToken, encodePageToken } from "../../src/server/wire/page-token.js";
 import { episode } from "../support/fixtures.js";
 
 const ID = "5a0b6c1d-2e3f-4a5b-8c6d-7e8f90a1b2c3";
@@ -61,7 +61,7 @@ describe("page tokens", () => {
     expect(error.message).toBe("page_token: is not a token this server issued");
   });
 
-  // Regression, fixed (src/server/page-token.ts:10-13): the timestamp is passed to `new Date()` without checking
+  // Regression, fixed (src/server/wire/page-token.ts:10-13): the timestamp is passed to `new Date()` without checking
   // that it is a string, so a forged token with null or a number (never issued by
   // encodePageToken) is accepted as 1970-01-01. Low severity: it only moves the cursor.
   it("rejects a token whose timestamp is not a string", () => {

@@ -6,13 +6,13 @@ import type { RecallResult, RecalledBelief, StoredBelief } from "../../src/domai
 import { ArmCandidateSchema, MemoryService, RecallEventSchema, type RecallEvent } from "../../src/gen/memory/v1/memory_service_pb.js";
 import { RecallResultSchema } from "../../src/gen/memory/v1/types_pb.js";
 import type { ArmOutcome } from "../../src/recall/arms/arm.js";
-import { armResultToProto, beliefIdField } from "../../src/server/arm-result.js";
-import { cachedHitToProto } from "../../src/server/cached-result.js";
-import { recallResultToProto } from "../../src/server/convert.js";
-import { withPreEncodedItems } from "../../src/server/recalled-item.js";
-import { repeatedMessageField } from "../../src/server/repeated-field.js";
-import { preEncode, withPreEncoded } from "../../src/server/pre-encoded.js";
-import { repliesInBinary } from "../../src/server/reply-format.js";
+import { armResultToProto, beliefIdField } from "../../src/server/wire/arm-result.js";
+import { cachedHitToProto } from "../../src/server/wire/cached-result.js";
+import { recallResultToProto } from "../../src/server/wire/convert.js";
+import { withPreEncodedItems } from "../../src/server/wire/recalled-item.js";
+import { repeatedMessageField } from "../../src/server/wire/repeated-field.js";
+import { preEncode, withPreEncoded } from "../../src/server/wire/pre-encoded.js";
+import { repliesInBinary } from "../../src/server/wire/reply-format.js";
 import { pick, prng, uid } from "./unit-helpers.js";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
-import { byScoreThenId } from "../../src/recall/assemble.js";
-import { collapse } from "../../src/recall/collapse.js";
+import { byScoreThenId } from "../../src/recall/render/assemble.js";
+import { collapse } from "../../src/recall/rank/collapse.js";
 import {
   authority,
   conf,
@@ -19,7 +19,7 @@ import {
   score,
   type NearDuplicateCandidate,
   type SourceCandidate,
-} from "../../src/recall/rank.js";
+} from "../../src/recall/rank/rank.js";
 import { DAY_MS, pick, prng, shuffle, storedBelief, uid } from "./unit-helpers.js";
 
 const AT = new Date("2026-07-24T09:00:00Z");

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { collapse } from "../../src/recall/collapse.js";
+import { collapse } from "../../src/recall/rank/collapse.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
-import { contentWords, nearDuplicates } from "../../src/recall/rank.js";
-import { RowMemo } from "../../src/recall/row-memo.js";
-import { scanStatements } from "../../src/recall/safety.js";
-import { rankedCandidate } from "../../src/recall/ranked-candidate.js";
-import { beliefLine } from "../../src/recall/belief-line.js";
-import { LineCandidate } from "../../src/recall/line-candidate.js";
-import { renderLine, type RenderLine } from "../../src/recall/render.js";
+import { contentWords, nearDuplicates } from "../../src/recall/rank/rank.js";
+import { RowMemo } from "../../src/ports/row-memo.js";
+import { scanStatements } from "../../src/recall/safety/safety.js";
+import { rankedCandidate } from "../../src/recall/rank/ranked-candidate.js";
+import { beliefLine } from "../../src/recall/render/belief-line.js";
+import { LineCandidate } from "../../src/recall/render/line-candidate.js";
+import { renderLine, type RenderLine } from "../../src/recall/render/render.js";
 import { storedBelief } from "./unit-helpers.js";
 
 /** The reply path's cheaper forms must give exactly what the plain ones gave. */
@@ -24,7 +24,7 @@ describe("the reply path's cheap forms", () => {
     const c = rankedCandidate(b, ["lexical", "structured"], true, 1.25);
     expect(c).toEqual({ ...b, arms: ["lexical", "structured"], carried: true, score: 1.25 });
     expect(Object.keys(c).sort()).toEqual([...Object.keys(b), "arms", "carried", "score", "memo"].sort());
-    // The row's memo (recall/row-memo.ts), when its source keeps one, is the source's own object.
+    // The row's memo (ports/row-memo.ts), when its source keeps one, is the source's own object.
     const memo = new RowMemo();
     expect(rankedCandidate(b, [], false, 0, memo).memo).toBe(memo);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RecalledBelief } from "../../src/domain/model.js";
-import { RANKED_FIELDS, rankedJson } from "../../src/store/ranked-json.js";
+import { RANKED_FIELDS, rankedJson } from "../../src/store/traces/ranked-json.js";
 import { pick, prng, uid } from "./unit-helpers.js";
 
 // Strings a statement or subject may hold: quotes, backslashes, control characters, non-BMP and lone surrogates.

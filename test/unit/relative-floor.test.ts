@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RETRIEVAL_POLICY as P } from "../../src/recall/policy.js";
-import { heldBelowRelativeFloor, type FloorArmOutcome } from "../../src/recall/relative-floor.js";
+import { heldBelowRelativeFloor, type FloorArmOutcome } from "../../src/recall/rank/relative-floor.js";
 
 /**
  * The relevance floor's relative part, on the arms' own scores (the

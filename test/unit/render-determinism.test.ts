@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { assemble, byScoreThenId } from "../../src/recall/assemble.js";
-import { collapse, type Collapsible } from "../../src/recall/collapse.js";
+import { assemble, byScoreThenId } from "../../src/recall/render/assemble.js";
+import { collapse, type Collapsible } from "../../src/recall/rank/collapse.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
-import { renderBlock, renderLine, type RenderLine } from "../../src/recall/render.js";
-import { scanStatement, withheldText } from "../../src/recall/safety.js";
+import { renderBlock, renderLine, type RenderLine } from "../../src/recall/render/render.js";
+import { scanStatement, withheldText } from "../../src/recall/safety/safety.js";
 import { pick, prng, shuffle } from "./unit-helpers.js";
 
 /**

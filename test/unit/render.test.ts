@@ -8,9 +8,9 @@ import {
   renderLine,
   shortId,
   type RenderLine,
-} from "../../src/recall/render.js";
-import { withheldText } from "../../src/recall/safety.js";
-import { countTokens } from "../../src/recall/tokens.js";
+} from "../../src/recall/render/render.js";
+import { withheldText } from "../../src/recall/safety/safety.js";
+import { countTokens } from "../../src/recall/render/tokens.js";
 import { pick, prng, uuidWithPrefix } from "./unit-helpers.js";
 
 const AS_OF = new Date("2026-07-24T09:00:00Z");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { safeErrorLog } from "../../src/safe-error-log.js";
+import { safeErrorLog } from "../../src/log/safe-error-log.js";
 
 describe("safeErrorLog", () => {
   it("keeps a driver error's kind and codes, and none of the values it quotes or carries", () => {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { explainStatements, type SafetyFinding } from "../../src/recall/safety.js";
+import type { SafetyFinding } from "../../src/domain/safety-finding.js";
+import { explainStatements } from "../../src/recall/safety/safety.js";
 import { loadCorpus, type CorpusCase } from "../support/safety-corpus.js";
 
 /**

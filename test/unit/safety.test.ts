@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { scanStatement, withheldText } from "../../src/recall/safety.js";
+import { scanStatement, withheldText } from "../../src/recall/safety/safety.js";
 
 const scan = (statement: string, beliefType = "preference") => scanStatement(statement, beliefType);
 
@@ -57,7 +57,7 @@ describe("scanStatement: prompt injection", () => {
     expect(scan(statement)).toEqual({ ok: false, reason: "injection" });
   });
 
-  // The following real-world phrasings are missed by the patterns in src/recall/safety.ts
+  // The following real-world phrasings are missed by the patterns in src/recall/safety/safety.ts
   // (INJECTION_PATTERNS, lines 21-40). Each is a documented bug: the spec's "Injection
   // resistance" hard gate requires a poisoned belief to render [BLOCKED].
 
@@ -188,7 +188,7 @@ describe("scanStatement: ordinary beliefs pass", () => {
 
   // The following ordinary beliefs are wrongly blocked (false positives). A blocked belief is
   // withheld from every recall, so these are real losses of memory. Each is a documented bug in
-  // src/recall/safety.ts.
+  // src/recall/safety/safety.ts.
 
   // Regression, fixed: pattern 12 /\b(always|automatically)\s+(approve|execute|run|transfer|pay)\b/ matches "always run".
   it('passes "Andy prefers to always run the tests before pushing."', () => {

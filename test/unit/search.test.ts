@@ -5,7 +5,7 @@ import { InvalidArgumentError } from "../../src/domain/errors.js";
 import { SearchRequestSchema } from "../../src/gen/memory/v1/memory_service_pb.js";
 import { AGENT_TOOLS, MEMORY_RECALL_EPISODES_TOOL, MEMORY_SEARCH_TOOL } from "../../src/recall/agent-tools.js";
 import { namesTheOwner, resolveSearchScope, SEARCH_TOOL_ID } from "../../src/recall/search.js";
-import * as validate from "../../src/server/validate.js";
+import * as validate from "../../src/server/wire/validate.js";
 
 function invalid(fn: () => unknown): string {
   try {

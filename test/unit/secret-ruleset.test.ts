@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { rulesetSecrets } from "../../src/recall/secret-ruleset.js";
+import { rulesetSecrets } from "../../src/recall/safety/secret-ruleset.js";
 
 describe("the secretlint ruleset", () => {
   it("attributes a finding to the statement that holds it", async () => {

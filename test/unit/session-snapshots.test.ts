@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/domain/model.js";
-import { SessionSnapshots } from "../../src/moments/session-snapshots.js";
-import { SESSION_SNAPSHOT_CHANNEL, type StoredSnapshot } from "../../src/store/trace-rows.js";
+import { SessionSnapshots } from "../../src/recall/moments/session-snapshots.js";
+import { SESSION_SNAPSHOT_CHANNEL, type StoredSnapshot } from "../../src/store/traces/trace-rows.js";
 
 const p: Principal = { tenantId: "t", principalId: "p" };
 const other: Principal = { tenantId: "t", principalId: "q" };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cachedSnapshotBytes } from "../../src/moments/snapshot.js";
+import { cachedSnapshotBytes } from "../../src/recall/moments/snapshot.js";
 
 /** The snapshot cache's byte bound is only as good as this estimate of an entry's heap. */
 describe("cachedSnapshotBytes", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../src/domain/errors.js";
 import { RecallRequestSchema, type RecallRequest } from "../../src/gen/memory/v1/memory_service_pb.js";
 import { whenCallEnds } from "../../src/server/call-end.js";
-import { stringCheckInterceptor } from "../../src/server/string-check.js";
+import { stringCheckInterceptor } from "../../src/server/wire/string-check.js";
 
 /** A source stream that records how far it was read and whether it was closed. */
 function source<T>(items: T[], failAt = -1) {

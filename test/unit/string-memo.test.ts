@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lowerCased, StringMemo, StringPairMemo } from "../../src/recall/string-memo.js";
+import { lowerCased, StringMemo, StringPairMemo } from "../../src/domain/string-memo.js";
 
 describe("StringPairMemo", () => {
   it("keeps an answer per pair of strings, each pair apart", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TraceStore } from "../../src/store/trace-store.js";
+import type { TraceStore } from "../../src/store/traces/trace-store.js";
 import { startSweeper, sweepOnce } from "../../src/trace/sweeper.js";
 import { capturingLogger } from "../support/pipeline.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countTokens } from "../../src/recall/tokens.js";
+import { countTokens } from "../../src/recall/render/tokens.js";
 import { pick, prng } from "./unit-helpers.js";
 
 describe("countTokens", () => {
@@ -72,7 +72,7 @@ describe("countTokens", () => {
     expect(countTokens("Andy prefers concise writing. ".repeat(10))).toBe(10 * one);
   });
 
-  // Regression, fixed (src/recall/tokens.ts:8-16): text without spaces in scripts such as Japanese or Chinese
+  // Regression, fixed (src/recall/render/tokens.ts:8-16): text without spaces in scripts such as Japanese or Chinese
   // is one "word", so a 7-character Japanese phrase counts 1 token and a 100-character paragraph
   // about 23, where BPE tokenizers give roughly one token per character. The token budget
   // (assemble.ts) can then be overrun several times over by non-Latin beliefs.

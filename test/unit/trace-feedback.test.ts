@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RecallTrace, RecalledBelief } from "../../src/domain/model.js";
-import { FEEDBACK, missEvidence, utilityAfterCitation, utilityAfterUncited } from "../../src/trace/feedback.js";
+import { FEEDBACK, missEvidence, utilityAfterCitation, utilityAfterUncited } from "../../src/domain/feedback.js";
 
 describe("utility feedback", () => {
   it("a citation moves utility a share of the way to 1; uncited returns a smaller share toward -1", () => {

@@ -1,9 +1,9 @@
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/config/config.js";
 import { cookieValue, UiGate } from "../../src/inspect/ui-gate.js";
 import { inspectorSetup } from "../../src/inspect/ui-setup.js";
-import { trustedHeaders } from "../../src/server/identity.js";
+import { trustedHeaders } from "../../src/server/identity/identity.js";
 
 /** The inspector's gate in the trusted-headers mode: the per-start token, the session cookie, and where the page may be served. */
 describe("inspector gate", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { userView, type ShownBelief, type TurnTrace } from "../../src/trace/user-view.js";
+import { userView, type ShownBelief, type TurnTrace } from "../../src/domain/trace-user-view.js";
 import { uid } from "./unit-helpers.js";
 
 const AT = (s: number) => new Date(Date.UTC(2026, 6, 24, 9, 0, s));

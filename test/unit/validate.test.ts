@@ -30,7 +30,7 @@ import {
   RejectBeliefRequestSchema,
   RejectionKind,
 } from "../../src/gen/memory/v1/write_service_pb.js";
-import * as validate from "../../src/server/validate.js";
+import * as validate from "../../src/server/wire/validate.js";
 
 const NOW = new Date("2026-07-24T09:00:00Z");
 const T0 = new Date("2026-01-01T00:00:00Z");

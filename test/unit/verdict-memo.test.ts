@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { SENSITIVITY, type Principal, type StoredBelief } from "../../src/domain/model.js";
-import { PrincipalIndex } from "../../src/principal-index/principal-index.js";
+import { PrincipalIndex } from "../../src/principal-index/one-principal-index.js";
 import type { IndexedBelief, SideTables } from "../../src/principal-index/loading.js";
-import { eligibilityFilter } from "../../src/recall/hard-filter.js";
+import { eligibilityFilter } from "../../src/domain/hard-filter.js";
 import { requestedQuery } from "../../src/recall/query-former.js";
 import { effectiveQuery } from "../../src/recall/query-former.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { storedBelief, uid } from "./unit-helpers.js";
-import { RowMemo } from "../../src/recall/row-memo.js";
+import { RowMemo } from "../../src/ports/row-memo.js";
 
 /**
  * The principal index remembers live hard-filter verdicts between recalls

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/domain/model.js";
 import type { IndexedBelief } from "../../src/principal-index/loading.js";
-import { PrincipalIndex } from "../../src/principal-index/principal-index.js";
+import { PrincipalIndex } from "../../src/principal-index/one-principal-index.js";
 import { parseTsvector } from "../../src/principal-index/tsvector.js";
 import { Vocabulary } from "../../src/principal-index/vocabulary.js";
-import { RowMemo } from "../../src/recall/row-memo.js";
+import { RowMemo } from "../../src/ports/row-memo.js";
 import { storedBelief, uid } from "./unit-helpers.js";
 
 /**

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from "../../src/domain/errors.js";
 import { RecallRequestSchema, WorkingStateSchema } from "../../src/gen/memory/v1/memory_service_pb.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { effectiveQuery, fromWorkingState, requestedQuery } from "../../src/recall/query-former.js";
-import * as validate from "../../src/server/validate.js";
+import * as validate from "../../src/server/wire/validate.js";
 
 /** Step 1: the query former builds the recall from the working state as well as the query. */
 describe("fromWorkingState", () => {

@@ -1,5 +1,5 @@
 import type { StoredBelief } from "../../domain/model.js";
-import type { ArmCandidate } from "../candidate-source.js";
+import type { ArmCandidate } from "../../ports/candidate-source.js";
 
 /** A recall arm: produces candidates in its own rank order, best first. */
 export interface RecallArm {

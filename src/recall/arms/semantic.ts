@@ -1,7 +1,7 @@
-import type { Embedder } from "../../embed/embedder.js";
-import type { SemanticStore } from "../../store/semantic-store.js";
-import type { SemanticSimilarity } from "../semantic-calibration.js";
-import type { EligibilityFilter } from "../hard-filter.js";
+import type { Embedder } from "../../ports/embedder.js";
+import type { SemanticStore } from "../../store/candidates/semantic-store.js";
+import type { SemanticSimilarity } from "../../domain/semantic-calibration.js";
+import type { EligibilityFilter } from "../../domain/hard-filter.js";
 import type { RecallArm } from "./arm.js";
 
 /** What the semantic arm needs: the embedder of the stored vectors, their store, and what a similarity is worth. */

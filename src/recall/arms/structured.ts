@@ -1,5 +1,5 @@
-import type { EligibilityFilter } from "../hard-filter.js";
-import type { CandidateSource, StructuredAnchors } from "../candidate-source.js";
+import type { EligibilityFilter } from "../../domain/hard-filter.js";
+import type { CandidateSource, StructuredAnchors } from "../../ports/candidate-source.js";
 import type { RecallArm } from "./arm.js";
 
 /**

@@ -1,0 +1,283 @@
+import { z } from "zod";
+import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "../domain/semantic-calibration.js";
+import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type IdentityConfig, type TlsConfig } from "./edge-config.js";
+
+/**
+ * The only reader of `process.env`. One zod schema, validated once at start-up
+ * into a frozen object that is passed down; a bad value stops the process with
+ * a message naming the variable.
+ */
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL");
+const sensitivityName = z.enum(["public", "personal", "confidential", "restricted"]);
+
+const envSchema = z.object({
+  RECALL_HOST: z.string().min(1).default("127.0.0.1"),
+  RECALL_PORT: port.default(50051),
+  RECALL_SOCKET_PATH: z.string().min(1).optional(),
+  RECALL_METRICS_PORT: port.optional(),
+  // The memory inspector page at /ui/ (docs/inspector.md).
+  RECALL_UI: z.enum(["on", "off"]).default("off"),
+  RECALL_DATABASE_URL: postgresUrl.optional(),
+  // Behind a pooler: see "Many sidecars, one database" in the README.
+  RECALL_DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
+  RECALL_DATABASE_LISTEN_URL: postgresUrl.optional(),
+  RECALL_HEAD_POLL_MS: positiveInt.max(60_000).default(1000),
+  RECALL_DATA_DIR: z.string().min(1).default("./.recall-data"),
+  RECALL_DB_POOL_MAX: positiveInt.max(100).default(10),
+  RECALL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  RECALL_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  RECALL_DEFAULT_DEADLINE_MS: positiveInt.default(2_000),
+  RECALL_MAX_DEADLINE_MS: positiveInt.default(30_000),
+  RECALL_HEALTH_INTERVAL_MS: positiveInt.default(2_000),
+  RECALL_HEALTH_TIMEOUT_MS: positiveInt.default(1_000),
+  RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
+  RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
+  RECALL_SNAPSHOT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
+  // The in-process principal index: see "The principal index" in the README.
+  RECALL_INDEX_MB: z.coerce.number().min(0).max(65_536).default(512),
+  RECALL_INDEX_HEAD_CHECK_MS: positiveInt.max(3_600_000).default(1_000),
+  RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
+  RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
+  RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
+  // 10 ms: at one recall every few ms, a 2 ms window wrote each trace alone, and a statement per
+  // trace cost the sidecar and PostgreSQL about twice the CPU of a shared one (ADR 0001, sixth follow-up).
+  RECALL_TRACE_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(10),
+  RECALL_TRACE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+  RECALL_TRACE_SWEEP_BATCH: positiveInt.max(100_000).default(500),
+  RECALL_UNCITED_WINDOW_HOURS: positiveInt.default(24),
+  RECALL_FAULT_TRACE_WRITE_FAILURES: z.coerce.number().int().min(0).optional(),
+  RECALL_FAULT_ARM_DELAY: z
+    .string()
+    .regex(/^[a-z_]+=\d+(,[a-z_]+=\d+)*$/, 'must look like "lexical=500,structured=0"')
+    .optional(),
+  // OpenTelemetry tracing is on when the endpoint is set; the SDK reads its other OTEL_* variables itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default("recall"),
+  // The query text on the read RPCs' spans (gen_ai.memory.query.text): user data, so off unless asked for.
+  RECALL_OTEL_CAPTURE_QUERY: z.enum(["off", "on"]).default("off"),
+  // The semantic arm (off by default): see "The semantic arm" in the README.
+  RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
+  RECALL_EMBEDDER: z.enum(["openai", "hashed"]).default("openai"),
+  RECALL_EMBEDDINGS_URL: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  RECALL_EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  RECALL_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  // pgvector's vector type holds at most 16,000 dimensions.
+  RECALL_EMBEDDING_DIMENSIONS: positiveInt.max(16_000).optional(),
+  RECALL_EMBEDDINGS_TIMEOUT_MS: positiveInt.default(10_000),
+  RECALL_EMBEDDINGS_BATCH: positiveInt.max(2048).default(64),
+  RECALL_EMBEDDINGS_POLL_MS: positiveInt.default(60_000),
+  RECALL_EMBEDDINGS_SENSITIVITY_CEILING: sensitivityName.default("confidential"),
+  // Cosine similarities; the defaults depend on RECALL_EMBEDDER (src/domain/semantic-calibration.ts).
+  RECALL_SEMANTIC_MIN_SIMILARITY: z.coerce.number().min(-1).max(1).optional(),
+  RECALL_SEMANTIC_FULL_SIMILARITY: z.coerce.number().min(-1).max(1).optional(),
+}).extend(edgeEnvSchema.shape);
+
+export type SensitivityName = z.infer<typeof sensitivityName>;
+
+export interface Config {
+  readonly listen: { readonly host: string; readonly port: number; readonly socketPath: string | undefined };
+  /** Also serve GET /metrics on this port (on listen.host); undefined: only on the RPC port. */
+  readonly metricsPort: number | undefined;
+  /** Serve the memory inspector at /ui/ (RECALL_UI=on). */
+  readonly ui: boolean;
+  readonly store:
+    | {
+        readonly kind: "postgres";
+        readonly url: string;
+        readonly poolMax: number;
+        /** "transaction": the URL is a transaction-mode pooler (unnamed statements, no LISTEN through it). */
+        readonly pooler: "none" | "transaction";
+        /** A direct (unpooled) URL for the notification connection. */
+        readonly listenUrl: string | undefined;
+      }
+    | { readonly kind: "pglite"; readonly dataDir: string };
+  readonly logLevel: string;
+  readonly shutdownGraceMs: number;
+  readonly deadline: { readonly defaultMs: number; readonly maxMs: number };
+  readonly healthIntervalMs: number;
+  /** Bounds each health ping (never more than the interval): a store that does not answer in time is NOT_SERVING. */
+  readonly healthTimeoutMs: number;
+  /** Without a notification connection, a principal's head is read again after this long. */
+  readonly headPollMs: number;
+  readonly defaultSensitivityCeiling: SensitivityName;
+  readonly traceOperatorRetentionHours: number;
+  /** Upper bound of the in-process snapshot cache, in bytes. */
+  readonly snapshotCacheBytes: number;
+  /** The in-process principal index: its byte bound (0 = off) and how long it trusts the tracked head without a check. */
+  readonly principalIndex: { readonly maxBytes: number; readonly headCheckMs: number };
+  readonly traces: {
+    /** A trace batch write slower than this is logged as slow, and the next batch goes beside it. */
+    readonly writeTimeoutMs: number;
+    /** Traces that may wait to be written; beyond it a recall fails UNAVAILABLE. */
+    readonly retryQueueMax: number;
+    readonly retryIntervalMs: number;
+    /** How long a queued trace waits for others to share its batch write. */
+    readonly flushMs: number;
+    /** How often the retention and feedback sweeps run; 0 turns the periodic sweep off. */
+    readonly sweepIntervalMs: number;
+    /** Rows per sweep batch. */
+    readonly sweepBatch: number;
+    /** Returned beliefs not cited within this many hours lose utility. */
+    readonly uncitedWindowHours: number;
+  };
+  /** Fault injection for tests and drills: the first N trace writes fail. Never set in production. */
+  readonly faultTraceWriteFailures: number;
+  /** Fault injection for tests and drills: extra milliseconds before an arm starts. Never set in production. */
+  readonly faultArmDelayMs: Readonly<Record<string, number>>;
+  /** The semantic arm; null when RECALL_SEMANTIC=off (the default). */
+  readonly semantic: SemanticConfig | null;
+  /** OpenTelemetry span export; null (off, and the SDK never loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  readonly tracing: { readonly serviceName: string; readonly captureQuery: boolean } | null;
+  /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
+  readonly limits: EdgeLimits;
+  /** Where tenant and principal come from (see "Who may call" in the README). */
+  readonly identity: IdentityConfig;
+  /** TLS on the TCP listener; null for plaintext (h2c). */
+  readonly tls: TlsConfig | null;
+}
+
+export interface SemanticConfig {
+  readonly embedder:
+    | {
+        readonly kind: "openai";
+        /** Base URL: requests go to POST {baseUrl}/embeddings. */
+        readonly baseUrl: string;
+        readonly model: string;
+        /** Sent as a Bearer token. Never logged: the property is not enumerable. */
+        readonly apiKey: string | undefined;
+      }
+    | { readonly kind: "hashed" };
+  readonly dimensions: number;
+  /** Bounds one background embedding request (a query's embedding is bounded by the recall's deadline). */
+  readonly timeoutMs: number;
+  /** Statements per background embedding request. */
+  readonly batch: number;
+  /** How often the background embedder sweeps every principal for beliefs written elsewhere (imports, other sidecars). */
+  readonly pollIntervalMs: number;
+  /** Beliefs above this sensitivity are never sent to the embedder (and so never found by the semantic arm). */
+  readonly sensitivityCeiling: SensitivityName;
+  /** What a cosine similarity is worth: below `min` no candidate, from `full` full weight. */
+  readonly similarity: SemanticSimilarity;
+}
+
+/** The hashed embedder's dimension when none is configured. */
+export const DEFAULT_HASHED_DIMENSIONS = 256;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Parses the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "unset", as shells and container specs often pass them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  if (e.RECALL_DEFAULT_DEADLINE_MS > e.RECALL_MAX_DEADLINE_MS) {
+    throw new ConfigError(
+      "invalid configuration:\n  RECALL_DEFAULT_DEADLINE_MS: must not exceed RECALL_MAX_DEADLINE_MS",
+    );
+  }
+  const semantic = e.RECALL_SEMANTIC === "on" ? semanticConfig(e) : null;
+  const edge = edgeIdentity(e);
+  if ("problems" in edge) throw new ConfigError(`invalid configuration:\n  ${edge.problems.join("\n  ")}`);
+  return Object.freeze({
+    listen: Object.freeze({ host: e.RECALL_HOST, port: e.RECALL_PORT, socketPath: e.RECALL_SOCKET_PATH }),
+    metricsPort: e.RECALL_METRICS_PORT,
+    ui: e.RECALL_UI === "on",
+    store: Object.freeze(
+      e.RECALL_DATABASE_URL
+        ? {
+            kind: "postgres" as const,
+            url: e.RECALL_DATABASE_URL,
+            poolMax: e.RECALL_DB_POOL_MAX,
+            pooler: e.RECALL_DATABASE_POOLER,
+            listenUrl: e.RECALL_DATABASE_LISTEN_URL,
+          }
+        : { kind: "pglite" as const, dataDir: e.RECALL_DATA_DIR },
+    ),
+    logLevel: e.RECALL_LOG_LEVEL,
+    shutdownGraceMs: e.RECALL_SHUTDOWN_GRACE_MS,
+    deadline: Object.freeze({ defaultMs: e.RECALL_DEFAULT_DEADLINE_MS, maxMs: e.RECALL_MAX_DEADLINE_MS }),
+    healthIntervalMs: e.RECALL_HEALTH_INTERVAL_MS,
+    healthTimeoutMs: e.RECALL_HEALTH_TIMEOUT_MS,
+    headPollMs: e.RECALL_HEAD_POLL_MS,
+    defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
+    traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
+    snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),
+    principalIndex: Object.freeze({ maxBytes: Math.round(e.RECALL_INDEX_MB * 1024 * 1024), headCheckMs: e.RECALL_INDEX_HEAD_CHECK_MS }),
+    traces: Object.freeze({
+      writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS,
+      retryQueueMax: e.RECALL_TRACE_RETRY_QUEUE_MAX,
+      retryIntervalMs: e.RECALL_TRACE_RETRY_INTERVAL_MS,
+      flushMs: e.RECALL_TRACE_FLUSH_MS,
+      sweepIntervalMs: e.RECALL_TRACE_SWEEP_INTERVAL_MS,
+      sweepBatch: e.RECALL_TRACE_SWEEP_BATCH,
+      uncitedWindowHours: e.RECALL_UNCITED_WINDOW_HOURS,
+    }),
+    faultTraceWriteFailures: e.RECALL_FAULT_TRACE_WRITE_FAILURES ?? 0,
+    faultArmDelayMs: Object.freeze(
+      Object.fromEntries(
+        (e.RECALL_FAULT_ARM_DELAY ?? "")
+          .split(",")
+          .filter((pair) => pair !== "")
+          .map((pair) => {
+            const [arm, ms] = pair.split("=");
+            return [arm!, Number(ms)];
+          }),
+      ),
+    ),
+    semantic,
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? Object.freeze({ serviceName: e.OTEL_SERVICE_NAME, captureQuery: e.RECALL_OTEL_CAPTURE_QUERY === "on" })
+      : null,
+    limits: edgeLimits(e),
+    identity: edge.identity,
+    tls: edge.tls,
+  });
+}
+
+function semanticConfig(e: z.infer<typeof envSchema>): SemanticConfig {
+  const missing: string[] = [];
+  if (e.RECALL_EMBEDDER === "openai") {
+    // An endpoint's vectors have the model's dimension: it cannot be guessed, and the stored vectors depend on it.
+    for (const name of ["RECALL_EMBEDDINGS_URL", "RECALL_EMBEDDINGS_MODEL", "RECALL_EMBEDDING_DIMENSIONS"] as const) {
+      if (e[name] === undefined) missing.push(`${name}: required when RECALL_SEMANTIC=on and RECALL_EMBEDDER=openai`);
+    }
+  }
+  const defaults = DEFAULT_SEMANTIC_SIMILARITY[e.RECALL_EMBEDDER];
+  const similarity = Object.freeze({
+    min: e.RECALL_SEMANTIC_MIN_SIMILARITY ?? defaults.min,
+    full: e.RECALL_SEMANTIC_FULL_SIMILARITY ?? defaults.full,
+  });
+  if (similarity.full <= similarity.min) {
+    missing.push(`RECALL_SEMANTIC_FULL_SIMILARITY: must be greater than RECALL_SEMANTIC_MIN_SIMILARITY (${similarity.min})`);
+  }
+  if (missing.length > 0) throw new ConfigError(`invalid configuration:\n  ${missing.join("\n  ")}`);
+  const embedder: SemanticConfig["embedder"] =
+    e.RECALL_EMBEDDER === "openai"
+      ? withHiddenKey({ kind: "openai", baseUrl: e.RECALL_EMBEDDINGS_URL!, model: e.RECALL_EMBEDDINGS_MODEL! }, e.RECALL_EMBEDDINGS_API_KEY)
+      : Object.freeze({ kind: "hashed" as const });
+  return Object.freeze({
+    embedder,
+    dimensions: e.RECALL_EMBEDDING_DIMENSIONS ?? DEFAULT_HASHED_DIMENSIONS,
+    timeoutMs: e.RECALL_EMBEDDINGS_TIMEOUT_MS,
+    batch: e.RECALL_EMBEDDINGS_BATCH,
+    pollIntervalMs: e.RECALL_EMBEDDINGS_POLL_MS,
+    sensitivityCeiling: e.RECALL_EMBEDDINGS_SENSITIVITY_CEILING,
+    similarity,
+  });
+}
+
+/** The API key as a non-enumerable property: JSON.stringify and pino leave it out of any log line. */
+function withHiddenKey<T extends object>(target: T, apiKey: string | undefined): Readonly<T & { apiKey: string | undefined }> {
+  Object.defineProperty(target, "apiKey", { value: apiKey, enumerable: false });
+  return Object.freeze(target as T & { apiKey: string | undefined });
+}

@@ -1,0 +1,345 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Config } from "../config/config.js";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../gen/grpc/health/v1/health_pb.js";
+import { MemoryService } from "../gen/memory/v1/memory_service_pb.js";
+import { MemoryWriteService } from "../gen/memory/v1/write_service_pb.js";
+import { InspectService } from "../gen/memory/v1/inspect_service_pb.js";
+import { inspectService } from "../inspect/inspect-service.js";
+import type { InspectorPage } from "../inspect/ui-server.js";
+import { baseUrl, inspectorSetup } from "../inspect/ui-setup.js";
+import type { Logger } from "../log/logger.js";
+import { RETRIEVAL_POLICY } from "../recall/policy.js";
+import { HealthStatus, registerHealth } from "../server/health.js";
+import { mapDecodeErrors } from "../server/wire/decode-errors.js";
+import { identityInterceptor } from "../server/identity/identity.js";
+import { identitySetup } from "../server/identity/identity-setup.js";
+import { listen, type RunningServer } from "../server/listen.js";
+import { memoryService } from "../server/memory-service.js";
+import { registerReflection } from "../server/reflection.js";
+import { requestLogInterceptor } from "../server/request-log.js";
+import { stringCheckInterceptor } from "../server/wire/string-check.js";
+import { storeDeadlineInterceptor } from "../server/store-deadline-interceptor.js";
+import { writeService } from "../server/write-service.js";
+import type { MemoryStore } from "../store/memory-store.js";
+import { openStore } from "../store/open-store.js";
+import { openNotificationClient } from "../store/postgres/notification-client.js";
+import { claimLease } from "../store/maintenance-lease.js";
+import { HeadTracker } from "../recall/moments/head-tracker.js";
+import { SessionSnapshots } from "../recall/moments/session-snapshots.js";
+import { SnapshotCache } from "../recall/moments/snapshot-cache.js";
+import { cachedSnapshotBytes, snapshotKeyPrefix } from "../recall/moments/snapshot.js";
+import { isSnapshotOf, type CachedSnapshot } from "../recall/pipeline.js";
+import { metricsEndpoint } from "../server/metrics.js";
+import { armMetrics } from "../metrics/arm-metrics.js";
+import { registerCacheMetrics } from "../metrics/cache-metrics.js";
+import { registerIndexMetrics } from "../metrics/index-metrics.js";
+import { startMetricsServer } from "../metrics/metrics-server.js";
+import { createMetricsRegistry } from "../metrics/registry.js";
+import { rpcMetricsInterceptor } from "../metrics/rpc-metrics.js";
+import { instrumentedSqlClient } from "../metrics/store-metrics.js";
+import { registerTraceWriterMetrics, timedTraceSink } from "../metrics/trace-writer-metrics.js";
+import { allObservers } from "../recall/arms/arm.js";
+import { startTracing } from "../tracing/start-tracing.js";
+import { failingFirstWrites } from "../trace/fault-injection.js";
+import { startSweeper } from "../trace/sweeper.js";
+import { TraceWriter } from "../trace/trace-writer.js";
+import { SENSITIVITY } from "../domain/model.js";
+import { createEmbedder } from "../embed/create-embedder.js";
+import { withBreaker } from "../embed/embedder-breaker.js";
+import { EmbeddingBackfill } from "../embed/embedding-backfill.js";
+import type { SemanticSearch } from "../recall/arms/semantic.js";
+import { SemanticStore } from "../store/candidates/semantic-store.js";
+import { PrincipalIndexes } from "../principal-index/index-router.js";
+import { prescanStatements } from "../recall/safety/safety.js";
+
+/**
+ * Composition root: config -> store -> pipeline -> server. Nothing else
+ * lives here; every part gets what it needs passed in.
+ */
+
+/** Attempts before a trace failing for a non-transient reason is dropped (logged). */
+const TRACE_WRITE_MAX_ATTEMPTS = 10;
+/** Traces per batch write: one statement of a few hundred rows stays well under any parameter or packet limit. */
+const TRACE_BATCH_MAX = 200;
+/** Sweep batches per run: bounds one run; the next run continues. */
+const SWEEP_MAX_BATCHES = 20;
+/** Sessions whose latest snapshot is kept in process (a few KiB each). */
+const SESSION_SNAPSHOTS_MAX = 10_000;
+/** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
+const MIN_TRACE_FLUSH_MS = 1000;
+/** Background embedder backoff while the embedder fails: 1 s, doubling, at most a minute. */
+const EMBED_RETRY_MIN_MS = 1000;
+const EMBED_RETRY_MAX_MS = 60_000;
+/** After a failed query embedding the semantic arm is skipped (degraded) this long: one slow recall per cooldown, not all. */
+const QUERY_EMBED_COOLDOWN_MS = 5_000;
+
+export interface Sidecar {
+  readonly port: number;
+  readonly store: MemoryStore;
+  readonly traces: TraceWriter;
+  /** The memory inspector page (RECALL_UI=on), with the address to open; undefined when off. */
+  readonly inspector: { page: InspectorPage; address(principal?: { tenantId: string; principalId: string }): string } | undefined;
+  /** Graceful stop: NOT_SERVING, GOAWAY, in-flight calls finish within the grace period, then the store closes. */
+  stop(): Promise<void>;
+}
+
+export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
+  // Before anything is opened: an unsafe listen address is refused outright.
+  const identity = await identitySetup(config, logger);
+  const page = inspectorSetup(config);
+  const metrics = createMetricsRegistry();
+  const store = await openStore(config.store, logger, {
+    semantic: config.semantic !== null,
+    instrument: (client) => instrumentedSqlClient(client, metrics, config.store.kind === "postgres" ? config.store.poolMax : 1),
+  });
+  const tracing = config.tracing ? await startTracing(config.tracing) : undefined;
+  if (Object.keys(config.faultArmDelayMs).length > 0) {
+    logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
+  }
+  const clock = () => new Date();
+  const notifications = openNotificationClient(config.store, store.db);
+  const heads = new HeadTracker(store, { listener: notifications.listener, pollMs: config.headPollMs });
+  await heads.start();
+  logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
+  const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
+  const indexes = new PrincipalIndexes(store, {
+    ...config.principalIndex,
+    onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
+    // The safety scan of a fresh statement is most of a recall's CPU: a loaded principal's are scanned ahead.
+    onLoaded: (beliefs) => prescanStatements(beliefs).catch((err: unknown) => logger.warn({ err }, "safety prescan failed")),
+  });
+  await indexes.start();
+  registerIndexMetrics(metrics, () => indexes.stats);
+  // An erased principal's snapshots and index leave memory at once, whichever sidecar erased it.
+  heads.onErased((p) => {
+    snapshotCache.deleteByPrefix(snapshotKeyPrefix(p));
+    sessionSnapshots.forgetPrincipal(p);
+    indexes.drop(p);
+  });
+  const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName, InspectService.typeName]);
+  if (config.faultTraceWriteFailures > 0) {
+    logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
+  }
+  const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
+  const traceSink = timedTraceSink(tracing ? tracing.spans.tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
+  const traces = new TraceWriter(
+    traceSink,
+    {
+      timeoutMs: config.traces.writeTimeoutMs,
+      queueMax: config.traces.retryQueueMax,
+      retryIntervalMs: config.traces.retryIntervalMs,
+      maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
+      flushDelayMs: config.traces.flushMs,
+      batchMax: TRACE_BATCH_MAX,
+    },
+    logger,
+  );
+  registerTraceWriterMetrics(metrics, traces);
+  // Each session's snapshot, for the corrections of its in-turn recalls without a round trip.
+  const sessionSnapshots = new SessionSnapshots({
+    read: (p, sessionId, storeDeadline) => store.at(storeDeadline).traces.latestSnapshot(p, sessionId),
+    settle: (p, sessionId, deadlineAt) => traces.settle(p, isSnapshotOf(sessionId), deadlineAt),
+    listener: notifications.listener,
+    pollMs: config.headPollMs,
+    maxSessions: SESSION_SNAPSHOTS_MAX,
+    now: Date.now,
+  });
+  await sessionSnapshots.start();
+  registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
+  const { semantic, backfill } = startSemantic(config, store, logger);
+
+  const handler = connectNodeAdapter({
+    grpc: true,
+    grpcWeb: true,
+    connect: true,
+    // Responses are never compressed: they cross a loopback or a Unix socket to the agent beside
+    // us, where gzip only burns CPU on both ends (about a millisecond per recall). Compressed
+    // requests are still accepted.
+    compressMinBytes: Number.MAX_SAFE_INTEGER,
+    // Checked against each message's length prefix, so a larger one is refused before it is read.
+    readMaxBytes: config.limits.readMaxBytes,
+    ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
+    // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
+    fallback: metricsEndpoint(metrics),
+    interceptors: [
+      ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer, { captureQuery: config.tracing!.captureQuery })] : []),
+      rpcMetricsInterceptor(metrics),
+      requestLogInterceptor(logger),
+      // The inspector page's session cookie names its principal; every other call is as before.
+      identityInterceptor(page?.gate ? page.gate.identitySource(identity.source) : identity.source),
+      stringCheckInterceptor(),
+      storeDeadlineInterceptor(config.deadline),
+    ],
+    routes(router) {
+      const memory = memoryService({
+        store,
+        traces,
+        policy: RETRIEVAL_POLICY,
+        clock,
+        traceRetentionHours: config.traceOperatorRetentionHours,
+        defaultSensitivityCeiling: config.defaultSensitivityCeiling,
+        deadline: config.deadline,
+        onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
+        armDelayMs: config.faultArmDelayMs,
+        heads,
+        snapshotCache,
+        sessionSnapshots,
+        armObserver: tracing ? allObservers([armMetrics(metrics), tracing.spans.armSpans(tracing.tracer)]) : armMetrics(metrics),
+        candidates: indexes,
+        ...(semantic ? { semantic } : {}),
+      });
+      router.service(MemoryService, memory);
+      // Search is the model-facing tool: its JSON form refuses unknown keys (such as the old
+      // `belief_types`) instead of dropping them. Registered after the service, so it replaces that route.
+      router.rpc(MemoryService.method.search, memory.search, { jsonOptions: { ignoreUnknownFields: false } });
+      router.service(MemoryWriteService, writeService({
+          store,
+          clock,
+          traces,
+          afterWrite: async (p, beliefIds, storeDeadline) => {
+            heads.forget(p);
+            backfill?.wake(p);
+            await indexes.refresh(p, beliefIds, storeDeadline);
+          },
+          afterErase: (p, position) => heads.erased(p, position),
+          afterSessionDeleted: (p, sessionId) => sessionSnapshots.forgetSession(p, sessionId),
+        }));
+      router.service(InspectService, inspectService({ store, traces, defaultSensitivityCeiling: config.defaultSensitivityCeiling }));
+      registerHealth(router, health);
+      registerReflection(router, [MemoryService, MemoryWriteService, InspectService, Health]);
+      mapDecodeErrors(router);
+    },
+  });
+
+  let server: RunningServer;
+  let metricsServer: { port: number; close(): Promise<void> } | undefined;
+  try {
+    server = await listen(page ? page.wrap(handler) : handler, { ...config.listen, limits: config.limits, tls: identity.tls });
+    if (config.metricsPort !== undefined) {
+      metricsServer = await startMetricsServer(metrics, config.listen.host, config.metricsPort).catch(async (error: unknown) => {
+        await server.close(0);
+        throw error;
+      });
+    }
+  } catch (error) {
+    // Nothing may stay half-started: every part started above is stopped before the error leaves.
+    await backfill?.stop();
+    await traces.close(Date.now());
+    await heads.stop();
+    await sessionSnapshots.stop();
+    await notifications.close();
+    await store.db.close();
+    await tracing?.shutdown().catch(() => {});
+    throw error;
+  }
+
+  // The health status follows the store: NOT_SERVING while it cannot be reached. Each ping is
+  // bounded, so a stalled store is noticed within the interval plus the timeout, and no probe is skipped.
+  const pingTimeoutMs = Math.min(config.healthTimeoutMs, config.healthIntervalMs);
+  let probing = false;
+  const probe = async () => {
+    if (probing) return;
+    probing = true;
+    try {
+      await store.at(Date.now() + pingTimeoutMs).ping();
+      if (health.get("") !== ServingStatus.SERVING) logger.info("store reachable: SERVING");
+      health.setAll(ServingStatus.SERVING);
+    } catch (err) {
+      if (health.get("") !== ServingStatus.NOT_SERVING) logger.error({ err }, "store unreachable: NOT_SERVING");
+      health.setAll(ServingStatus.NOT_SERVING);
+    } finally {
+      probing = false;
+    }
+  };
+  await probe();
+  const timer = setInterval(probe, config.healthIntervalMs);
+  timer.unref();
+  const sweeper =
+    config.traces.sweepIntervalMs > 0
+      ? startSweeper(
+          store.traces,
+          clock,
+          {
+            intervalMs: config.traces.sweepIntervalMs,
+            batch: config.traces.sweepBatch,
+            maxBatches: SWEEP_MAX_BATCHES,
+            uncitedWindowHours: config.traces.uncitedWindowHours,
+          },
+          logger,
+          // One sidecar of the fleet sweeps per interval; the lease runs out a little early so its holder's next tick can renew it.
+          () => claimLease(store.db, "trace-sweep", config.traces.sweepIntervalMs * 0.9),
+        )
+      : undefined;
+
+  logger.info(
+    { host: config.listen.host, port: server.port, socketPath: server.socketPath, metricsPort: metricsServer?.port, store: config.store.kind },
+    "recall sidecar listening",
+  );
+
+  const inspector = page && {
+    page,
+    address: (principal?: { tenantId: string; principalId: string }) => page.address(baseUrl(config, server.port), principal),
+  };
+  // Printed once, as Jupyter does: the token in it is made for this start and opens the page.
+  if (inspector) logger.info({ url: inspector.address() }, "memory inspector: open this address");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port: server.port,
+    store,
+    traces,
+    inspector,
+    stop() {
+      stopping ??= (async () => {
+        const deadlineAt = Date.now() + config.shutdownGraceMs;
+        clearInterval(timer);
+        health.shutdown();
+        const { forced } = await server.close(config.shutdownGraceMs);
+        await metricsServer?.close();
+        if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
+        // A sweep stuck on an unreachable store must not hold the shutdown.
+        await Promise.race([sweeper?.stop(), delay(Math.max(0, deadlineAt - Date.now()), undefined, { ref: false })]);
+        await backfill?.stop();
+        // Queued traces get what is left of the grace period, and at least a moment.
+        await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
+        // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
+        // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
+        await Promise.race([Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop()]), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+        await notifications.close();
+        await store.db.close();
+        await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "spans not exported at shutdown"));
+        logger.info("recall sidecar stopped");
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The semantic arm and its background embedder, when RECALL_SEMANTIC=on. */
+function startSemantic(config: Config, store: MemoryStore, logger: Logger): { semantic?: SemanticSearch; backfill?: EmbeddingBackfill } {
+  if (config.semantic === null) return {};
+  const embedder = createEmbedder(config.semantic);
+  const semanticStore = new SemanticStore(store.db);
+  const backfill = new EmbeddingBackfill(
+    semanticStore,
+    embedder,
+    {
+      batch: config.semantic.batch,
+      pollIntervalMs: config.semantic.pollIntervalMs,
+      retryMinMs: EMBED_RETRY_MIN_MS,
+      retryMaxMs: EMBED_RETRY_MAX_MS,
+      sensitivityCeiling: SENSITIVITY[config.semantic.sensitivityCeiling],
+      // One sidecar of the fleet sweeps every principal per interval.
+      claimSweep: () => claimLease(store.db, "embedding-sweep", config.semantic!.pollIntervalMs * 0.9),
+    },
+    logger,
+  );
+  backfill.start();
+  // The embedder's id names kind, model and dimension; the API key is never logged.
+  logger.info({ embedder: embedder.id, similarity: config.semantic.similarity }, "semantic arm on");
+  return {
+    semantic: { embedder: withBreaker(embedder, QUERY_EMBED_COOLDOWN_MS), store: semanticStore, similarity: config.semantic.similarity },
+    backfill,
+  };
+}

@@ -1,0 +1,191 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ConfigError } from "../../config/config.js";
+import type { Principal, SensitivityLevel } from "../../domain/model.js";
+import { vectorLiteral } from "../../ports/embedder.js";
+import type { EligibilityFilter } from "../../domain/hard-filter.js";
+import { BELIEF_COLUMNS, beliefFromRow } from "../beliefs/belief-rows.js";
+import { eligibilitySql } from "./eligibility-sql.js";
+import type { ArmCandidate } from "../../ports/candidate-source.js";
+import { MIGRATIONS_DIR } from "../migrate.js";
+import { fleetScan } from "../fleet-scan.js";
+import type { QueryOptions, SqlClient } from "../sql-client.js";
+import { SqlParams } from "../sql-params.js";
+
+/**
+ * The semantic arm's SQL: its optional schema, the background embedder's
+ * reads and writes, and the arm's one query. Kept apart from MemoryStore so
+ * nothing here is touched unless RECALL_SEMANTIC=on.
+ */
+
+/** Shared with migrate.ts's lock key space; only names this setup among other advisory locks. */
+const SETUP_LOCK_KEY = 7_311_046_212;
+
+export const SEMANTIC_SETUP_SQL = join(MIGRATIONS_DIR, "optional", "semantic.sql");
+
+/** A belief whose statement has no current embedding. */
+export interface MissingEmbedding {
+  principal: Principal;
+  beliefId: string;
+  statement: string;
+}
+
+/**
+ * Creates the vector extension and the embeddings table if needed. On a
+ * server without pgvector this refuses with a message naming the fix,
+ * before anything is created.
+ */
+export async function enableSemantic(db: SqlClient): Promise<void> {
+  const available = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
+  if (available.length === 0) {
+    throw new ConfigError(
+      db.kind === "postgres"
+        ? "RECALL_SEMANTIC=on needs the pgvector extension, which this PostgreSQL server does not have: " +
+            "install pgvector on the server (e.g. the postgresql-15-pgvector package) or set RECALL_SEMANTIC=off"
+        : "RECALL_SEMANTIC=on needs the vector extension, which this PGlite database was opened without",
+    );
+  }
+  const sql = await readFile(SEMANTIC_SETUP_SQL, "utf8");
+  await db.transaction(async (tx) => {
+    // Two sidecars starting together must not race on CREATE ... IF NOT EXISTS.
+    await tx.query("SELECT pg_advisory_xact_lock($1::bigint)", [SETUP_LOCK_KEY]);
+    await tx.exec(sql);
+  });
+}
+
+export class SemanticStore {
+  constructor(readonly db: SqlClient) {}
+
+  /**
+   * Beliefs without a current embedding from `embedder` (none, another
+   * embedder's, or one of an older statement), at most `limit`, up to the
+   * sensitivity ceiling of what may be sent to it, less the `exclude`d
+   * belief ids (statements the endpoint refused): of one principal (written
+   * after `afterPosition`), or of every principal (the background embedder's
+   * sweep). Maintenance, not a
+   * recall: it reads statements to embed and never returns them to anyone.
+   */
+  async missingEmbeddings(
+    embedder: string,
+    ceiling: SensitivityLevel,
+    limit: number,
+    options: { exclude?: readonly string[]; principal?: Principal; afterPosition?: number } = {},
+  ): Promise<MissingEmbedding[]> {
+    const p = new SqlParams();
+    const clauses = [
+      "e.belief_id IS NULL",
+      `b.sensitivity <= ${p.add(ceiling)}`,
+      `NOT (b.belief_id = ANY(${p.add(options.exclude ?? [])}::uuid[]))`,
+    ];
+    if (options.principal) {
+      clauses.unshift(`b.tenant_id = ${p.add(options.principal.tenantId)}`, `b.principal_id = ${p.add(options.principal.principalId)}`);
+      // Only what was written after a position already covered: the principal's index range, not all its beliefs.
+      if (options.afterPosition) clauses.push(`b.store_position > ${p.add(options.afterPosition)}::bigint`);
+    }
+    const text = `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
+       FROM beliefs b
+       -- LATERAL ... LIMIT 1 is never flattened into an anti join: one primary-key probe per belief, in
+       -- order, stopping at the limit. (On PGlite's stale statistics an anti join merged on tenant and
+       -- principal alone, quadratic in the principal's beliefs.)
+       LEFT JOIN LATERAL (
+         SELECT e.belief_id FROM belief_embeddings e
+         WHERE e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
+           AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+         LIMIT 1
+       ) e ON true
+       WHERE ${clauses.join(" AND ")}
+       ORDER BY b.tenant_id, b.principal_id, b.store_position, b.belief_id
+       LIMIT ${p.add(limit)}`;
+    // Without a principal, the background embedder's sweep over every tenant: a fleet scan.
+    const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
+      options.principal ? text : fleetScan(text),
+      p.values,
+    );
+    return rows.map((r) => ({
+      principal: { tenantId: r.tenant_id, principalId: r.principal_id },
+      beliefId: r.belief_id,
+      statement: r.statement,
+    }));
+  }
+
+  /** The principal's store head: every belief at or below it is committed. */
+  async headPosition(p: Principal): Promise<number> {
+    const rows = await this.db.query("SELECT position FROM principal_heads WHERE tenant_id = $1 AND principal_id = $2", [
+      p.tenantId,
+      p.principalId,
+    ]);
+    return Number(rows[0]?.position ?? 0);
+  }
+
+  /**
+   * Stores embeddings of the statements they were computed from. A belief
+   * rewritten meanwhile keeps its new statement's md5 mismatched, so it is
+   * embedded again on the next pass; a belief deleted meanwhile is skipped.
+   */
+  async saveEmbeddings(embedder: string, rows: readonly (MissingEmbedding & { vector: readonly number[] })[]): Promise<void> {
+    if (rows.length === 0) return;
+    // One statement per tenant of the batch (routed to its shard group); the join to beliefs skips a belief deleted meanwhile.
+    for (const tenantId of new Set(rows.map((r) => r.principal.tenantId))) {
+      await this.saveTenantEmbeddings(embedder, tenantId, rows.filter((r) => r.principal.tenantId === tenantId));
+    }
+  }
+
+  private async saveTenantEmbeddings(
+    embedder: string,
+    tenantId: string,
+    rows: readonly (MissingEmbedding & { vector: readonly number[] })[],
+  ): Promise<void> {
+    await this.db.query(
+      `INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
+       SELECT b.tenant_id, b.principal_id, b.belief_id, $1, md5(r.statement), r.embedding::vector
+       FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
+         AS r(tenant_id, principal_id, belief_id, statement, embedding)
+       JOIN beliefs b ON b.tenant_id = r.tenant_id AND b.principal_id = r.principal_id AND b.belief_id = r.belief_id
+       WHERE b.tenant_id = $7
+       ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
+         embedder = EXCLUDED.embedder, statement_md5 = EXCLUDED.statement_md5,
+         embedding = EXCLUDED.embedding, embedded_at = now()`,
+      [
+        embedder,
+        rows.map((r) => r.principal.tenantId),
+        rows.map((r) => r.principal.principalId),
+        rows.map((r) => r.beliefId),
+        rows.map((r) => r.statement),
+        rows.map((r) => vectorLiteral(r.vector)),
+        tenantId,
+      ],
+    );
+  }
+
+  /**
+   * Semantic arm: eligible beliefs with a current embedding, nearest to
+   * `vector` by cosine distance, ties by belief id. The hard filter comes
+   * first in the WHERE clause and the scan is exact (no ANN index), so the
+   * candidate cap applies only to this principal's eligible beliefs.
+   * Beliefs less similar than `minSimilarity` are not candidates.
+   * arm_score is the cosine similarity.
+   */
+  async semanticCandidates(
+    f: EligibilityFilter,
+    embedder: string,
+    vector: readonly number[],
+    cap: number,
+    minSimilarity: number,
+    options?: QueryOptions,
+  ): Promise<ArmCandidate[]> {
+    const p = new SqlParams();
+    const where = eligibilitySql(f, p);
+    const query = p.add(vectorLiteral(vector));
+    const text = `SELECT ${BELIEF_COLUMNS}, (e.embedding <=> ${query}::vector)::float8 AS distance
+      FROM beliefs b
+      JOIN belief_embeddings e
+        ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
+      WHERE ${where}
+        AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+        AND (e.embedding <=> ${query}::vector) <= ${p.add(1 - minSimilarity)}::float8
+      ORDER BY distance, b.belief_id
+      LIMIT ${p.add(cap)}`;
+    const rows = await this.db.query(text, p.values, options);
+    return rows.map((r) => ({ belief: beliefFromRow(r), armScore: 1 - Number(r.distance) }));
+  }
+}

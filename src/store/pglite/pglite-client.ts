@@ -1,0 +1,69 @@
+import { PGlite, type PGliteInterface, type Transaction } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import { vector } from "@electric-sql/pglite-pgvector";
+import type { QueryOptions, Row, SqlClient, TransactionOptions } from "../sql-client.js";
+import { assertBefore, beforeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "../store-deadline.js";
+
+/** The extensions the schema needs; PGlite loads them at creation. */
+export const pgliteExtensions = { pg_trgm, btree_gin };
+
+/** The same plus pgvector, loaded only for the semantic arm (it adds to start-up time and memory). */
+export const pgliteVectorExtensions = { ...pgliteExtensions, vector };
+
+/** Opens (creating if needed) an embedded PGlite database in `dataDir`; undefined means in memory. */
+export async function openPglite(dataDir: string | undefined, options: { vector?: boolean } = {}): Promise<PGlite> {
+  return PGlite.create(dataDir, { extensions: options.vector ? pgliteVectorExtensions : pgliteExtensions });
+}
+
+/**
+ * PGlite through its own query API. PGlite runs one statement at a time in
+ * process, so there is no pool and a running statement cannot be cancelled.
+ * Each call's store deadline (store/store-deadline.ts) is honoured between
+ * statements: none is started after it, a transaction is not committed after
+ * it, and the caller is answered when it passes while PGlite is still busy.
+ */
+export function createPgliteClient(db: PGliteInterface): SqlClient {
+  return wrap(db, () => db.close());
+}
+
+/** `txAt`: inside a transaction, its deadline, which bounds every statement of it. */
+function wrap(db: PGliteInterface | Transaction, close: () => Promise<void>, txAt?: number): SqlClient {
+  const inTransaction = !("transaction" in db);
+  return {
+    kind: "pglite",
+    async query<T extends Row>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
+      const at = inTransaction ? txAt : options?.deadline;
+      assertBefore(at);
+      const result = await beforeDeadline(db.query<T>(text, params as unknown[]), at, () => new StoreTimeoutError());
+      return result.rows;
+    },
+    async exec(script: string) {
+      await db.exec(script);
+    },
+    async transaction<T>(work: (tx: SqlClient) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      if (inTransaction) return work(wrap(db, close, txAt));
+      const at = options?.deadline;
+      assertBefore(at);
+      const state = { commitSent: false };
+      const attempt = db.transaction(async (tx) => {
+        // Queued behind other work past the deadline: nothing is run at all.
+        assertBefore(at);
+        const result = await work(wrap(tx, close, at));
+        // PGlite commits when this callback returns: not after the deadline.
+        assertBefore(at);
+        state.commitSent = true;
+        return result;
+      });
+      return beforeDeadline(attempt, at, () => (state.commitSent ? new WriteOutcomeUnknownError() : new StoreTimeoutError()));
+    },
+    async listen(channel, onNotify, onConnect) {
+      if (!("listen" in db)) throw new Error("LISTEN is not available inside a transaction");
+      const unsubscribe = await db.listen(channel, onNotify);
+      // In process there is no connection to lose: "connected" exactly once.
+      onConnect?.();
+      return unsubscribe;
+    },
+    close,
+  };
+}

@@ -1,0 +1,77 @@
+import { PGlite, type Extensions } from "@electric-sql/pglite";
+import { readEphemeralFiles, type EphemeralFiles, type PgliteEngine } from "../ephemeral-start.js";
+import { loadMigrations, migrate, type Migration } from "../migrate.js";
+import { createPgliteClient, openPglite, pgliteExtensions, pgliteVectorExtensions } from "./pglite-client.js";
+import { withoutTarEntries } from "./tar-entries.js";
+
+/**
+ * The ephemeral store: an in-memory PGlite loaded from a migrated template
+ * that `npm run build` writes (dist/pglite-template.tar). Creating a PGlite
+ * database runs initdb in WebAssembly, which is most of a fresh directory's
+ * start-up; loading a dump skips it. See docs/adr/0007.
+ */
+
+
+/**
+ * PGlite's start parameters for a database loaded from the template. Its
+ * shared memory is allocated and zeroed at every start, and 128 MB of shared
+ * buffers (PostgreSQL's default) cost 0.3–1.3 s of CPU there, most of it page
+ * faults: an ephemeral store is small, and its files are in memory anyway.
+ */
+export const TEMPLATE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
+
+/**
+ * A fresh in-memory database with every migration applied, dumped as an
+ * uncompressed tarball of what a start needs: 15 MB instead of 40, since a
+ * start writes every file of it into PGlite's in-memory file system.
+ */
+export async function buildPgliteTemplate(migrations?: Migration[]): Promise<Blob> {
+  const db = await PGlite.create({
+    extensions: pgliteExtensions,
+    // 1 MB WAL segments instead of 16: the dump holds the current segment whole.
+    initDbStartParams: ["--wal-segsize=1"],
+    startParams: [...TEMPLATE_START_PARAMS, "-c", "min_wal_size=2MB"],
+  });
+  try {
+    await migrate(createPgliteClient(db), migrations ?? (await loadMigrations()));
+    // template0 and template1 (14 MB) serve only CREATE DATABASE, which nothing runs against this store.
+    await db.exec("UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')");
+    await db.exec("DROP DATABASE template0");
+    await db.exec("DROP DATABASE template1");
+    // A checkpoint, so a database loaded from the dump has no WAL to replay at start.
+    await db.exec("CHECKPOINT");
+    const { rows } = await db.query<{ redo: string; checkpoint: string }>(
+      "SELECT pg_walfile_name(redo_lsn) AS redo, pg_walfile_name(checkpoint_lsn) AS checkpoint FROM pg_control_checkpoint()",
+    );
+    const needed = new Set([rows[0]!.redo, rows[0]!.checkpoint]);
+    // Uncompressed: gunzip at every start would cost more than the larger file's read.
+    const dump = new Uint8Array(await (await db.dumpDataDir("none")).arrayBuffer());
+    // The other WAL segments are recycled ones kept for future writes, which PostgreSQL creates anew when missing.
+    const isSpareSegment = (name: string) => /^\/?pg_wal\/[0-9A-F]{24}$/.test(name) && !needed.has(name.slice(name.lastIndexOf("/") + 1));
+    return new Blob([withoutTarEntries(dump, isSpareSegment)], { type: "application/x-tar" });
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * An in-memory PGlite from the shipped template, or, where the template is
+ * missing (a checkout that was never built), a fresh one: correct, only slow.
+ * `migrations` lists what the template holds (null without a template): openStore
+ * skips the migration step when that is every migration, and applies newer ones otherwise.
+ */
+export async function openEphemeralPglite(
+  options: { vector?: boolean; files?: EphemeralFiles } = {},
+): Promise<{ db: PGlite; fromTemplate: boolean; migrations: string[] | null }> {
+  const extensions = options.vector ? pgliteVectorExtensions : pgliteExtensions;
+  const files = options.files ?? readEphemeralFiles();
+  const template = await files.template;
+  if (template === null) return { db: await openPglite(undefined, options), fromTemplate: false, migrations: null };
+  const db = await loadPgliteTemplate(template, extensions, await files.engine);
+  return { db, fromTemplate: true, migrations: await files.manifest };
+}
+
+/** An in-memory PGlite loaded from a template dump (buildPgliteTemplate's); `engine`: PGlite's own files, already read. */
+export function loadPgliteTemplate(template: Uint8Array, extensions: Extensions, engine?: PgliteEngine): Promise<PGlite> {
+  return PGlite.create({ loadDataDir: new Blob([template]), extensions, startParams: [...TEMPLATE_START_PARAMS], ...engine });
+}

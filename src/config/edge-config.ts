@@ -14,6 +14,9 @@ export const edgeEnvSchema = z.object({
   // theory; real batches are a few hundred KB. Larger is refused before it is buffered.
   RECALL_MAX_REQUEST_BYTES: positiveInt.max(256 * 1024 * 1024).default(4 * 1024 * 1024),
   RECALL_MAX_CONCURRENT_STREAMS: positiveInt.max(10_000).default(100),
+  // Bytes of requests being read or handled at once (issue 38; defaults measured in docs/failure-behaviour.md).
+  RECALL_MAX_INFLIGHT_REQUEST_BYTES: positiveInt.max(4096 * 1024 * 1024).default(64 * 1024 * 1024),
+  RECALL_MAX_CONNECTION_REQUEST_BYTES: positiveInt.max(4096 * 1024 * 1024).default(16 * 1024 * 1024),
   RECALL_HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
   RECALL_IDLE_TIMEOUT_MS: positiveInt.default(120_000),
   RECALL_IDENTITY: z.enum(["headers", "jwt", "mtls"]).default("headers"),
@@ -40,6 +43,10 @@ type EdgeEnv = z.infer<typeof edgeEnvSchema>;
 export interface EdgeLimits {
   /** Largest request message, checked from the frame header before the message is read. */
   readonly readMaxBytes: number;
+  /** Bytes of requests in flight in the whole process; beyond it a call fails RESOURCE_EXHAUSTED unread. */
+  readonly maxInflightRequestBytes: number;
+  /** The same bound for one connection. */
+  readonly maxConnectionRequestBytes: number;
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS per connection. */
   readonly maxConcurrentStreams: number;
   /** A connection must send its first request's headers within this. */
@@ -72,6 +79,8 @@ export interface TlsConfig {
 export function edgeLimits(e: EdgeEnv): EdgeLimits {
   return Object.freeze({
     readMaxBytes: e.RECALL_MAX_REQUEST_BYTES,
+    maxInflightRequestBytes: e.RECALL_MAX_INFLIGHT_REQUEST_BYTES,
+    maxConnectionRequestBytes: e.RECALL_MAX_CONNECTION_REQUEST_BYTES,
     maxConcurrentStreams: e.RECALL_MAX_CONCURRENT_STREAMS,
     headersTimeoutMs: e.RECALL_HEADERS_TIMEOUT_MS,
     idleTimeoutMs: e.RECALL_IDLE_TIMEOUT_MS,

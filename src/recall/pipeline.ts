@@ -190,6 +190,9 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     yield outcome;
   }
   const corrections = await correcting;
+  // A cancelled call stops here and below: its block would never reach the model, so it is
+  // neither finished nor traced (runArms already abandons the arms at the cancel).
+  run.signal.throwIfAborted();
 
   // 4. Fuse.
   const rows = new Map<string, ArmCandidate>();
@@ -221,6 +224,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
 
   // 7. Safety pass, per item, and the line each item would render as.
   const verdicts = await scanStatements(collapsed.kept);
+  run.signal.throwIfAborted();
   const candidates = collapsed.kept.map((b, i) => {
     const conflictsWith = collapsed.conflicts.get(b.beliefId) ?? [];
     // A historical query bands a belief with the lifecycle it had at as_of.
@@ -310,6 +314,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     tool: run.kind === "search" ? SEARCH_TOOL_ID : "",
     episodeAdvice,
   };
+  run.signal.throwIfAborted();
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
   // It may use half of the margin the arms left; the other half is for the reply.
   await deps.traces.record(run.principal, trace, run.deadlineAt - marginMs / 2);
@@ -344,6 +349,7 @@ async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnaps
     armLatenciesMs: {},
     reusesTraceId: cached.trace.id,
   };
+  run.signal.throwIfAborted();
   await deps.traces.record(run.principal, trace, run.deadlineAt);
   deps.sessionSnapshots?.recorded(run.principal, trace);
   return { result, trace, cachedResult: cached.result };

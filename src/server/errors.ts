@@ -6,6 +6,7 @@ import {
   PermissionDeniedError,
   isUnavailable,
 } from "../domain/errors.js";
+import { decodeErrorAsInvalidArgument } from "./wire/decode-errors.js";
 import { StoreTimeoutError, WriteOutcomeUnknownError } from "../store/store-deadline.js";
 
 /**
@@ -14,7 +15,8 @@ import { StoreTimeoutError, WriteOutcomeUnknownError } from "../store/store-dead
  * leave the process; the log has them.
  */
 export function toConnectError(error: unknown): ConnectError {
-  if (error instanceof ConnectError) return error;
+  // A request that does not decode is the caller's mistake, whichever kind of call read it.
+  if (error instanceof ConnectError) return decodeErrorAsInvalidArgument(error) ?? error;
   if (error instanceof InvalidArgumentError) return new ConnectError(error.message, Code.InvalidArgument);
   if (error instanceof NotFoundError) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof PermissionDeniedError) return new ConnectError(error.message, Code.PermissionDenied);

@@ -7,6 +7,7 @@ import { endWithUnavailable } from "./grpc-cutoff.js";
 import { withSpecGrpcMessage } from "./wire/grpc-message-encoding.js";
 import { socketListenError, tcpListenError } from "./listen-errors.js";
 import { repairAuthority } from "./request-authority.js";
+import { ByteBudget, meterRequest } from "./request-budget.js";
 
 /**
  * One port for every client: gRPC needs HTTP/2 (h2c, prior knowledge), while
@@ -21,12 +22,16 @@ import { repairAuthority } from "./request-authority.js";
  * does not send GOAWAY, so every session is sent one explicitly; in-flight
  * calls then have the grace period to finish. A new stream on a connection
  * that was sent GOAWAY is refused (REFUSED_STREAM: not processed, retry
- * elsewhere). Calls still running when the grace period ends get UNAVAILABLE
- * before their connections are destroyed.
+ * elsewhere). Calls still running when the grace period ends get UNAVAILABLE,
+ * in their protocol's words and over either HTTP version, before their
+ * connections are destroyed.
  *
  * Every connection is bounded: its first request's headers must arrive within
  * the headers timeout, and a connection with no call in flight is closed after
- * the idle timeout.
+ * the idle timeout. The bytes of requests in flight are bounded for the
+ * process and for each connection (request-budget.ts); a stream answered
+ * before its request was all read is reset, so it frees its slot and the
+ * connection's flow-control window.
  */
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
@@ -35,7 +40,10 @@ export interface ListenOptions {
   host: string;
   port: number;
   socketPath: string | undefined;
-  limits: Pick<EdgeLimits, "maxConcurrentStreams" | "headersTimeoutMs" | "idleTimeoutMs">;
+  limits: Pick<
+    EdgeLimits,
+    "maxConcurrentStreams" | "headersTimeoutMs" | "idleTimeoutMs" | "readMaxBytes" | "maxInflightRequestBytes" | "maxConnectionRequestBytes"
+  >;
   /** PEM contents; `ca` set means client certificates are requested (and checked by the identity interceptor). */
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer } | undefined;
 }
@@ -53,8 +61,18 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 export async function listen(rpcHandler: Handler, options: ListenOptions): Promise<RunningServer> {
   const { limits } = options;
   const inflight = new Set<http2.Http2ServerResponse>();
+  const inflightH1 = new Set<http.ServerResponse>();
+  const requestBytes = new ByteBudget(limits.maxInflightRequestBytes);
+  const connectionBytes = new WeakMap<object, ByteBudget>();
+  const budgetOf = (connection: object) => {
+    let budget = connectionBytes.get(connection);
+    if (!budget) connectionBytes.set(connection, (budget = new ByteBudget(limits.maxConnectionRequestBytes)));
+    return budget;
+  };
   let closing = false;
   const handler: Handler = (req, res) => {
+    const connection = ("stream" in req ? req.stream.session : undefined) ?? req.socket;
+    res.once("close", meterRequest(req, { process: requestBytes, connection: budgetOf(connection), readMaxBytes: limits.readMaxBytes }));
     if ("stream" in req && res instanceof http2.Http2ServerResponse) {
       // A client that ignores GOAWAY gets its new stream refused, not served by a stopping process.
       if (closing) {
@@ -63,13 +81,18 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
       }
       inflight.add(res);
       res.once("close", () => inflight.delete(res));
-      // Answered before the request was all read (too large, say): the rest is not wanted, and a
-      // half-open stream would hold its slot. RST_STREAM NO_ERROR says exactly that (RFC 9113 8.1).
-      req.stream.once("wantTrailers", () =>
+      // Answered before the request was all read (too large, refused, say): the rest is not wanted,
+      // and a half-open stream would hold its slot and its flow-control window. RST_STREAM NO_ERROR
+      // says exactly that (RFC 9113 8.1), after the answer.
+      const resetUnread = () =>
         setImmediate(() => {
           if (!req.stream.closed && !req.readableEnded) req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
-        }),
-      );
+        });
+      req.stream.once("wantTrailers", resetUnread);
+      res.once("finish", resetUnread);
+    } else if (res instanceof http.ServerResponse) {
+      inflightH1.add(res);
+      res.once("close", () => inflightH1.delete(res));
     }
     withSpecGrpcMessage(res);
     repairAuthority(req);
@@ -180,11 +203,23 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
         session.close();
       }
       h1.closeIdleConnections();
-      const drained = await waitFor(() => sockets.size === 0, graceMs, () => h1.closeIdleConnections());
+      // A connection whose calls are all answered has nothing left to wait for, even when its client
+      // never finishes sending a request (refused over a limit, say): it goes after a moment.
+      const answeredAt = Date.now() + CUTOFF_FLUSH_MS;
+      const closeAnswered = () => {
+        if (Date.now() < answeredAt) return;
+        const busy = new Set([...inflight].map((res) => res.stream.session));
+        for (const session of sessions) if (!busy.has(session)) session.destroy();
+      };
+      const drained = await waitFor(() => sockets.size === 0, graceMs, () => {
+        h1.closeIdleConnections();
+        closeAnswered();
+      });
       if (!drained) {
         // A status the client can act on (UNAVAILABLE: retry), rather than a bare RST_STREAM.
-        for (const res of inflight) endWithUnavailable(res, "server shutting down; the call was cut at the end of the grace period");
-        await waitFor(() => inflight.size === 0, CUTOFF_FLUSH_MS, () => {});
+        // HTTP/1.1 calls (Connect, gRPC-Web) too: a status in their protocol, not a bare connection reset.
+        for (const res of [...inflight, ...inflightH1]) endWithUnavailable(res, "server shutting down; the call was cut at the end of the grace period");
+        await waitFor(() => inflight.size === 0 && inflightH1.size === 0, CUTOFF_FLUSH_MS, () => {});
         for (const session of sessions) session.destroy();
         for (const socket of sockets) socket.destroy();
       }

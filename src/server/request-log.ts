@@ -1,6 +1,7 @@
-import { ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { CALL_LINE, type Logger } from "../log/logger.js";
 import { whenCallEnds } from "./call-end.js";
+import type { UnaryStatusObserver } from "./wire/decode-errors.js";
 import { toConnectError } from "./errors.js";
 import { callLogLevel, statusName } from "./grpc-status.js";
 import { callerOf } from "./identity/identity.js";
@@ -36,6 +37,26 @@ export function noteRecordCount(ctx: HandlerContext, records: number): void {
 /** What the call's handler noted, for the interceptors outside this one (the span's); undefined before this one ran. */
 export function callNotesOf(values: ContextValues): Readonly<CallNotes> | undefined {
   return values.get(notesKey);
+}
+
+/**
+ * The log line of a unary call refused before any interceptor ran: its
+ * request did not decode, had a bad message flag, or did not fit the request
+ * byte budget. Same line, same status as if the interceptor had seen it.
+ */
+export function unreadCallLog(logger: Logger): UnaryStatusObserver {
+  return (req, method, code) => {
+    if (reachedInterceptors(req.contextValues)) return;
+    const fields = { method, code: statusName(code === 0 ? undefined : (code as Code)), durationMs: 0, refusedUnread: true };
+    const level = callLogLevel(code === 0 ? undefined : (code as Code));
+    if (level === "info") logger.info(fields, CALL_LINE);
+    else logger[level](fields, "call failed");
+  };
+}
+
+/** Whether the request-log interceptor saw this call (it leaves its notes in the call's context values). */
+export function reachedInterceptors(values: ContextValues | undefined): boolean {
+  return values?.get(notesKey) !== undefined;
 }
 
 export function requestLogInterceptor(logger: Logger): Interceptor {

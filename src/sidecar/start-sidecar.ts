@@ -17,7 +17,7 @@ import { identitySetup } from "../server/identity/identity-setup.js";
 import { listen, type RunningServer } from "../server/listen.js";
 import { memoryService } from "../server/memory-service.js";
 import { registerReflection } from "../server/reflection.js";
-import { requestLogInterceptor } from "../server/request-log.js";
+import { requestLogInterceptor, unreadCallLog } from "../server/request-log.js";
 import { stringCheckInterceptor } from "../server/wire/string-check.js";
 import { storeDeadlineInterceptor } from "../server/store-deadline-interceptor.js";
 import { writeService } from "../server/write-service.js";
@@ -36,7 +36,7 @@ import { registerCacheMetrics } from "../metrics/cache-metrics.js";
 import { registerIndexMetrics } from "../metrics/index-metrics.js";
 import { startMetricsServer } from "../metrics/metrics-server.js";
 import { createMetricsRegistry } from "../metrics/registry.js";
-import { rpcMetricsInterceptor } from "../metrics/rpc-metrics.js";
+import { rpcMetricsInterceptor, unreadCallMetrics } from "../metrics/rpc-metrics.js";
 import { instrumentedSqlClient } from "../metrics/store-metrics.js";
 import { registerTraceWriterMetrics, timedTraceSink } from "../metrics/trace-writer-metrics.js";
 import { allObservers } from "../recall/arms/arm.js";
@@ -208,7 +208,13 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       router.service(InspectService, inspectService({ store, traces, defaultSensitivityCeiling: config.defaultSensitivityCeiling }));
       registerHealth(router, health);
       registerReflection(router, [MemoryService, MemoryWriteService, InspectService, Health]);
-      mapDecodeErrors(router);
+      // Unary calls refused before the interceptors (undecodable, over the byte budget) are logged and counted too.
+      const unreadLog = unreadCallLog(logger);
+      const unreadMetrics = unreadCallMetrics(metrics);
+      mapDecodeErrors(router, (req, method, code, message) => {
+        unreadLog(req, method, code, message);
+        unreadMetrics(req, method, code, message);
+      });
     },
   });
 

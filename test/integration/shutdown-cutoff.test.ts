@@ -47,6 +47,29 @@ describe("shutdown cut-off (pglite)", () => {
     }
   });
 
+  it("gives an HTTP/1.1 Connect call cut at the end of the grace period its unavailable error body (issue 38, item 4)", async () => {
+    sidecar = await startSidecarProcess("pglite", SLOW);
+    const me = newIdentity();
+    const c = connect(sidecar.address);
+    try {
+      await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg({ statement: "veetbot deploys to Fly.io." })] }, me);
+    } finally {
+      c.close();
+    }
+    // fetch speaks HTTP/1.1: a Connect unary call, as a browser or curl makes it.
+    const call = fetch(`http://${sidecar.address}/memory.v1.MemoryService/Search`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-tenant-id": me.tenant, "x-principal-id": me.principal, "connect-timeout-ms": "20000" },
+      body: JSON.stringify({ text: "how does veetbot deploy" }),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const stopped = sidecar.stop();
+    const res = await call;
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ code: "unavailable", message: expect.stringMatching(/shutting down/) });
+    expect(await stopped).toBe(0);
+  });
+
   it("refuses a new stream on a connection that was sent GOAWAY", async () => {
     sidecar = await startSidecarProcess("pglite", { ...SLOW, RECALL_SHUTDOWN_GRACE_MS: "4000" });
     const me = newIdentity();

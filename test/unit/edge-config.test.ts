@@ -17,7 +17,7 @@ function problem(env: NodeJS.ProcessEnv): string {
 describe("edge settings", () => {
   it("defaults: 4 MiB requests, 100 streams, 10 s headers, 120 s idle, trusted headers", () => {
     const config = loadConfig({});
-    expect(config.limits).toEqual({ readMaxBytes: 4 * 1024 * 1024, maxConcurrentStreams: 100, headersTimeoutMs: 10_000, idleTimeoutMs: 120_000 });
+    expect(config.limits).toEqual({ readMaxBytes: 4 * 1024 * 1024, maxInflightRequestBytes: 64 * 1024 * 1024, maxConnectionRequestBytes: 16 * 1024 * 1024, maxConcurrentStreams: 100, headersTimeoutMs: 10_000, idleTimeoutMs: 120_000 });
     expect(config.identity).toEqual({ mode: "headers", allowUnverified: false });
     expect(config.tls).toBeNull();
   });

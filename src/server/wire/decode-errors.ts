@@ -1,4 +1,4 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 
 /**
@@ -36,22 +36,49 @@ export function decodeErrorMessage(message: string): string | null {
   return null;
 }
 
-/** Wraps every handler registered so far (call it last in `routes`). */
-export function mapDecodeErrors(router: ConnectRouter): void {
-  const handlers = router.handlers;
-  for (let i = 0; i < handlers.length; i++) handlers[i] = withDecodeErrorsMapped(handlers[i]!);
+/**
+ * The same classification for the interceptors (request log, metrics, spans):
+ * a decode error of a streaming call's request (read after the interceptors
+ * start) is the caller's INVALID_ARGUMENT, never an INTERNAL line. Undefined
+ * when `error` is not a decode error.
+ */
+export function decodeErrorAsInvalidArgument(error: ConnectError): ConnectError | undefined {
+  if (![Code.Internal, Code.Unimplemented, Code.InvalidArgument].includes(error.code)) return undefined;
+  const replacement = decodeErrorMessage(error.rawMessage);
+  return replacement === null ? undefined : new ConnectError(replacement, Code.InvalidArgument);
 }
 
-function withDecodeErrorsMapped(handler: UniversalHandler): UniversalHandler {
-  const wrapped = async (req: Parameters<UniversalHandler>[0]): Promise<UniversalServerResponse> => {
+/** Told of each unary call's final status (code 0 for OK), as its caller got it. */
+export type UnaryStatusObserver = (req: Parameters<UniversalHandler>[0], method: string, code: number, message: string) => void;
+
+/**
+ * Wraps every handler registered so far (call it last in `routes`). A unary
+ * call's request is read before any interceptor runs, so one that does not
+ * decode never reaches the request log: `onUnaryStatus` sees every unary
+ * call's final status, for whoever must account for those.
+ */
+export function mapDecodeErrors(router: ConnectRouter, onUnaryStatus?: UnaryStatusObserver): void {
+  const handlers = router.handlers;
+  for (let i = 0; i < handlers.length; i++) handlers[i] = withDecodeErrorsMapped(handlers[i]!, onUnaryStatus);
+}
+
+function withDecodeErrorsMapped(handler: UniversalHandler, onUnaryStatus: UnaryStatusObserver | undefined): UniversalHandler {
+  const observe = onUnaryStatus && handler.method.methodKind === "unary" ? onUnaryStatus : undefined;
+  const method = `${handler.service.typeName}/${handler.method.name}`;
+  const wrapped = async (given: Parameters<UniversalHandler>[0]): Promise<UniversalServerResponse> => {
+    // The call's context values, here too: the observer asks them whether an interceptor saw the call.
+    const req = observe && !given.contextValues ? { ...given, contextValues: createContextValues() } : given;
+    const seen = (code: number, message: string) => observe?.(req, method, code, message);
     const res = await handler(req);
-    if (res.trailer && res.body) return { ...res, body: fixTrailerAtEnd(res.body, res.trailer) };
+    if (res.trailer && res.body) return { ...res, body: fixTrailerAtEnd(res.body, res.trailer, seen) };
     if (res.body && res.status >= 400 && res.header?.get("content-type") === "application/json") {
-      return { ...res, ...(await fixConnectError(res.body, res.status, res.header)) };
+      return { ...res, ...(await fixConnectError(res.body, res.status, res.header, seen)) };
     }
     if (res.body && res.header?.get("content-type")?.startsWith("application/grpc-web")) {
-      return { ...res, body: fixGrpcWebTrailer(res.body) };
+      return { ...res, body: fixGrpcWebTrailer(res.body, seen) };
     }
+    // A Connect unary success (or an error this did not recognise): its HTTP status says which.
+    seen(res.status < 400 ? 0 : CONNECT_HTTP_CODES[res.status] ?? Code.Unknown, "");
     return res;
   };
   return Object.assign(wrapped, {
@@ -64,19 +91,28 @@ function withDecodeErrorsMapped(handler: UniversalHandler): UniversalHandler {
   });
 }
 
+type Seen = (code: number, message: string) => void;
+
+/** The HTTP statuses a Connect unary error can have that are not 400 (which several codes share). */
+const CONNECT_HTTP_CODES: Record<number, Code> = { 408: Code.DeadlineExceeded, 429: Code.ResourceExhausted, 503: Code.Unavailable, 499: Code.Canceled, 500: Code.Internal, 504: Code.DeadlineExceeded };
+
 /** gRPC: the status is in the trailer, final once the body has ended (and before the adapter writes it). */
-async function* fixTrailerAtEnd(body: AsyncIterable<Uint8Array>, trailer: Headers): AsyncIterable<Uint8Array> {
+async function* fixTrailerAtEnd(body: AsyncIterable<Uint8Array>, trailer: Headers, seen: Seen): AsyncIterable<Uint8Array> {
   yield* body;
   const status = trailer.get("grpc-status");
-  if (status === null || !REWRITTEN.has(status)) return;
-  const replacement = decodeErrorMessage(safeDecode(trailer.get("grpc-message") ?? ""));
-  if (replacement === null) return;
+  const message = safeDecode(trailer.get("grpc-message") ?? "");
+  const replacement = status !== null && REWRITTEN.has(status) ? decodeErrorMessage(message) : null;
+  if (replacement === null) {
+    seen(Number(status ?? 0), message);
+    return;
+  }
   trailer.set("grpc-status", GRPC_INVALID_ARGUMENT);
   trailer.set("grpc-message", encodeURIComponent(replacement));
+  seen(Number(GRPC_INVALID_ARGUMENT), replacement);
 }
 
 /** gRPC-Web: the trailer is the last frame of the body (flag 0x80), as HTTP/1-style header lines. */
-async function* fixGrpcWebTrailer(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+async function* fixGrpcWebTrailer(body: AsyncIterable<Uint8Array>, seen: Seen): AsyncIterable<Uint8Array> {
   for await (const chunk of body) {
     if (chunk.length < 5 || (chunk[0]! & 0x80) === 0) {
       yield chunk;
@@ -86,6 +122,7 @@ async function* fixGrpcWebTrailer(body: AsyncIterable<Uint8Array>): AsyncIterabl
     const status = /^grpc-status: *(\d+)\r?$/im.exec(text)?.[1];
     const message = /^grpc-message: *(.*?)\r?$/im.exec(text)?.[1] ?? "";
     const replacement = status !== undefined && REWRITTEN.has(status) ? decodeErrorMessage(safeDecode(message)) : null;
+    seen(replacement === null ? Number(status ?? 0) : Number(GRPC_INVALID_ARGUMENT), replacement ?? safeDecode(message));
     if (replacement === null) {
       yield chunk;
       continue;
@@ -104,6 +141,7 @@ async function fixConnectError(
   body: AsyncIterable<Uint8Array>,
   status: number,
   header: Headers,
+  seen: Seen,
 ): Promise<{ status: number; body: AsyncIterable<Uint8Array> }> {
   const chunks: Uint8Array[] = [];
   for await (const chunk of body) chunks.push(chunk);
@@ -113,14 +151,22 @@ async function fixConnectError(
   try {
     parsed = JSON.parse(bytes.toString("utf8")) as typeof parsed;
   } catch {
+    seen(CONNECT_HTTP_CODES[status] ?? Code.Unknown, "");
     return same;
   }
-  if (!["internal", "unimplemented", "invalid_argument"].includes(String(parsed.code))) return same;
-  const replacement = decodeErrorMessage(String(parsed.message ?? ""));
+  const code = connectCode(String(parsed.code));
+  const replacement = ["internal", "unimplemented", "invalid_argument"].includes(String(parsed.code)) ? decodeErrorMessage(String(parsed.message ?? "")) : null;
+  seen(replacement === null ? code : Code.InvalidArgument, replacement ?? String(parsed.message ?? ""));
   if (replacement === null) return same;
   const fixed = Buffer.from(JSON.stringify({ code: "invalid_argument", message: replacement }), "utf8");
   header.set("content-length", String(fixed.length));
   return { status: 400, body: once(fixed) };
+}
+
+/** "invalid_argument" → Code.InvalidArgument (Connect spells the codes in snake case). */
+function connectCode(name: string): Code {
+  const key = name.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase()).replace("Cancelled", "Canceled");
+  return (Code as unknown as Record<string, Code>)[key] ?? Code.Unknown;
 }
 
 async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {

@@ -35,6 +35,11 @@ describe("one classification of request errors (pglite)", () => {
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Json)
       .filter((l) => l.method === method);
+  /** The call lines are written off the hot path: waits until `n` are there (or 10 s). */
+  const linesOnceThere = async (method: string, n: number) => {
+    for (let waited = 0; lines(method).length < n && waited < 10_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    return lines(method);
+  };
   const statusCount = async (method: string, status: string) => {
     const scrape = parsePrometheusText(await (await fetch(`http://${sidecar.address}/metrics`)).text());
     return scrape.samples
@@ -52,8 +57,7 @@ describe("one classification of request errors (pglite)", () => {
         expect(answer.grpcStatus, answer.grpcMessage).toBe(INVALID_ARGUMENT);
         expect(answer.grpcMessage).toMatch(/^request: could not be decoded/);
       }
-      await new Promise((r) => setTimeout(r, 200));
-      const logged = lines(method);
+      const logged = await linesOnceThere(method, 3);
       expect(logged).toHaveLength(3);
       for (const line of logged) {
         expect(line).toMatchObject({ code: "INVALID_ARGUMENT", level: 30, msg: "call" });
@@ -68,8 +72,7 @@ describe("one classification of request errors (pglite)", () => {
     const method = "memory.v1.MemoryService/RecallEpisodes";
     const answer = await rawCall(sidecar.address, { path: `/${method}`, body: envelope(lengthDelimited(1, Buffer.from("s")), 0x80), headers });
     expect(answer.grpcStatus, answer.grpcMessage).toBe(INVALID_ARGUMENT);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(lines(method)).toMatchObject([{ code: "INVALID_ARGUMENT", level: 30 }]);
+    expect(await linesOnceThere(method, 1)).toMatchObject([{ code: "INVALID_ARGUMENT", level: 30 }]);
     expect(await statusCount(method, "INVALID_ARGUMENT")).toBe(1);
   });
 
@@ -77,7 +80,8 @@ describe("one classification of request errors (pglite)", () => {
     const method = "grpc.health.v1.Health/Check";
     const answer = await rawCall(sidecar.address, { path: `/${method}`, body: envelope(Buffer.alloc(0)), headers });
     expect(answer.grpcStatus).toBe(0);
-    await new Promise((r) => setTimeout(r, 200));
+    await linesOnceThere(method, 1);
+    await new Promise((r) => setTimeout(r, 1000));
     expect(lines(method)).toHaveLength(1);
     expect(await statusCount(method, "OK")).toBe(1);
   });

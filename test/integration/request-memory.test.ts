@@ -154,11 +154,19 @@ describe("bounded request memory (pglite, raw HTTP/2)", () => {
       s.destroy();
     }
   });
+});
 
-  it("is not held at shutdown by a client that never finishes an over-size request", async () => {
-    const s = session();
-    const big = announce(8 * MB);
-    const stuck = openStream(s, headers, big);
+describe("shutdown with an over-limit client connected (pglite, raw HTTP/2)", () => {
+  it("is not held by a client that never finishes an over-size request", async () => {
+    const sidecar = await startSidecarProcess("pglite", { RECALL_SHUTDOWN_GRACE_MS: "20000" });
+    const me = newIdentity();
+    const headers = { "x-tenant-id": me.tenant, "x-principal-id": me.principal, "grpc-timeout": "20S" };
+    const s = http2.connect(`http://${sidecar.address}`, { maxSessionMemory: 1024 });
+    s.on("error", () => {});
+    // Announces 8 MiB (over the 4 MiB message limit), sends 1 KiB of it, never finishes.
+    const head = Buffer.alloc(5 + 1024);
+    head.writeUInt32BE(8 * MB, 1);
+    const stuck = openStream(s, headers, head);
     expect((await stuck.status).grpcStatus).toBe(RESOURCE_EXHAUSTED);
     const code = await sidecar.stop();
     s.destroy();

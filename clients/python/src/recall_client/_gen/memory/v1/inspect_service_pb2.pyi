@@ -579,3 +579,61 @@ class TraceSummary(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TraceSummary: _TypeAlias = TraceSummary  # noqa: Y015
+
+@_typing.final
+class GetRenderedBlockRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRACE_ID_FIELD_NUMBER: _builtins.int
+    trace_id: _builtins.str
+    """Required: a trace of the calling principal (RecallResult.trace_id)."""
+    def __init__(
+        self,
+        *,
+        trace_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["trace_id", b"trace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRenderedBlockRequest: _TypeAlias = GetRenderedBlockRequest  # noqa: Y015
+
+@_typing.final
+class GetRenderedBlockResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RENDERED_FIELD_NUMBER: _builtins.int
+    RENDERED_SHA256_FIELD_NUMBER: _builtins.int
+    TRACE_SHA256_FIELD_NUMBER: _builtins.int
+    MATCHES_TRACE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    rendered: _builtins.str
+    """The block as rendered again; empty when it cannot be (see reason)."""
+    rendered_sha256: _builtins.str
+    """SHA-256 (hex) of `rendered`'s UTF-8 bytes."""
+    trace_sha256: _builtins.str
+    """The trace's own rendered_sha256."""
+    matches_trace: _builtins.bool
+    """True when the two hashes are equal: these are the bytes the model was shown."""
+    reason: _builtins.str
+    """Why the block could not be rendered again, or why it differs (a belief
+    changed or was erased since); empty when it matches.
+    """
+    def __init__(
+        self,
+        *,
+        rendered: _builtins.str = ...,
+        rendered_sha256: _builtins.str = ...,
+        trace_sha256: _builtins.str = ...,
+        matches_trace: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches_trace", b"matches_trace", "reason", b"reason", "rendered", b"rendered", "rendered_sha256", b"rendered_sha256", "trace_sha256", b"trace_sha256"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRenderedBlockResponse: _TypeAlias = GetRenderedBlockResponse  # noqa: Y015

@@ -66,6 +66,11 @@ class InspectServiceStub(object):
                 request_serializer=memory_dot_v1_dot_inspect__service__pb2.ListTurnsRequest.SerializeToString,
                 response_deserializer=memory_dot_v1_dot_inspect__service__pb2.ListTurnsResponse.FromString,
                 _registered_method=True)
+        self.GetRenderedBlock = channel.unary_unary(
+                '/memory.v1.InspectService/GetRenderedBlock',
+                request_serializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockRequest.SerializeToString,
+                response_deserializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockResponse.FromString,
+                _registered_method=True)
 
 
 class InspectServiceServicer(object):
@@ -115,6 +120,15 @@ class InspectServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRenderedBlock(self, request, context):
+        """A recall's block rendered again from its trace (the returned ids, in
+        order, with the trace's as_of and policy), and whether those bytes hash
+        to the trace's rendered_sha256: the block is not stored, its hash is.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_InspectServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -142,6 +156,11 @@ def add_InspectServiceServicer_to_server(servicer, server):
                     servicer.ListTurns,
                     request_deserializer=memory_dot_v1_dot_inspect__service__pb2.ListTurnsRequest.FromString,
                     response_serializer=memory_dot_v1_dot_inspect__service__pb2.ListTurnsResponse.SerializeToString,
+            ),
+            'GetRenderedBlock': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRenderedBlock,
+                    request_deserializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockRequest.FromString,
+                    response_serializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -286,6 +305,33 @@ class InspectService(object):
             '/memory.v1.InspectService/ListTurns',
             memory_dot_v1_dot_inspect__service__pb2.ListTurnsRequest.SerializeToString,
             memory_dot_v1_dot_inspect__service__pb2.ListTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRenderedBlock(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memory.v1.InspectService/GetRenderedBlock',
+            memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockRequest.SerializeToString,
+            memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockResponse.FromString,
             options,
             channel_credentials,
             insecure,

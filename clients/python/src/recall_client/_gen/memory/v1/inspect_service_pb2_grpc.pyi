@@ -54,6 +54,11 @@ class InspectServiceStub:
     """The principal's sessions that have traces, most recent first."""
     ListTurns: _grpc.UnaryUnaryMultiCallable[_inspect_service_pb2.ListTurnsRequest, _inspect_service_pb2.ListTurnsResponse]
     """A session's turns with their traces (ids and counts; GetTrace has the rest)."""
+    GetRenderedBlock: _grpc.UnaryUnaryMultiCallable[_inspect_service_pb2.GetRenderedBlockRequest, _inspect_service_pb2.GetRenderedBlockResponse]
+    """A recall's block rendered again from its trace (the returned ids, in
+    order, with the trace's as_of and policy), and whether those bytes hash
+    to the trace's rendered_sha256: the block is not stored, its hash is.
+    """
 
 @_typing.type_check_only
 class InspectServiceAsyncStub(InspectServiceStub):
@@ -81,6 +86,11 @@ class InspectServiceAsyncStub(InspectServiceStub):
     """The principal's sessions that have traces, most recent first."""
     ListTurns: _aio.UnaryUnaryMultiCallable[_inspect_service_pb2.ListTurnsRequest, _inspect_service_pb2.ListTurnsResponse]  # type: ignore[assignment]
     """A session's turns with their traces (ids and counts; GetTrace has the rest)."""
+    GetRenderedBlock: _aio.UnaryUnaryMultiCallable[_inspect_service_pb2.GetRenderedBlockRequest, _inspect_service_pb2.GetRenderedBlockResponse]  # type: ignore[assignment]
+    """A recall's block rendered again from its trace (the returned ids, in
+    order, with the trace's as_of and policy), and whether those bytes hash
+    to the trace's rendered_sha256: the block is not stored, its hash is.
+    """
 
 class InspectServiceServicer(metaclass=_abc_1.ABCMeta):
     """The inspection API: what a principal's memory holds and what each turn was
@@ -135,5 +145,16 @@ class InspectServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_inspect_service_pb2.ListTurnsResponse, _abc.Awaitable[_inspect_service_pb2.ListTurnsResponse]]:
         """A session's turns with their traces (ids and counts; GetTrace has the rest)."""
+
+    @_abc_1.abstractmethod
+    def GetRenderedBlock(
+        self,
+        request: _inspect_service_pb2.GetRenderedBlockRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_inspect_service_pb2.GetRenderedBlockResponse, _abc.Awaitable[_inspect_service_pb2.GetRenderedBlockResponse]]:
+        """A recall's block rendered again from its trace (the returned ids, in
+        order, with the trace's as_of and policy), and whether those bytes hash
+        to the trace's rendered_sha256: the block is not stored, its hash is.
+        """
 
 def add_InspectServiceServicer_to_server(servicer: InspectServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,5 +1,5 @@
 /**
- * The project's retrieval scoring for LoCoMo (docs/design.md, README "Evaluation"):
+ * The project's retrieval scoring for LoCoMo (docs/evaluation.md):
  * a retrieved belief is relevant when one of its dia_ids is in the
  * question's evidence. frac@k is the mean share of evidence ids covered by
  * the top k; all@k the share of questions with every evidence id covered;

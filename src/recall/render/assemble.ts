@@ -1,7 +1,7 @@
 import { countTokens } from "./tokens.js";
 
 /**
- * Step 8 (assemble): highest score first into the item cap and the token
+ * Step 8a, assemble: highest score first into the item cap and the token
  * budget, stopping at the relevance floor. Filling the budget is not the
  * goal: nothing below the floor is admitted even when room is left, except
  * the conflict partner of an admitted belief, which always comes with it.

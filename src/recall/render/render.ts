@@ -2,7 +2,7 @@ import type { Authority, ConfidenceBand } from "../../domain/model.js";
 import { countTokens } from "./tokens.js";
 
 /**
- * Step 8 (render): the deterministic, trust-labelled memory block.
+ * Step 8b, render: the deterministic, trust-labelled memory block.
  *
  *   <memory as_of="2026-07-24T09:00:00Z" policy="retrieval@6">
  *     [m:8f21a0c3] Andy prefers concise prose-first writing.  (user-stated, high)

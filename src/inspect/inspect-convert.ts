@@ -14,6 +14,7 @@ import {
 import { BeliefSchema, type Belief } from "../gen/memory/v1/types_pb.js";
 import { RETRIEVAL_POLICY } from "../recall/policy.js";
 import { confidenceBand } from "../recall/rank/rank.js";
+import { scanStatements } from "../recall/safety/safety.js";
 import { AUTHORITY, BAND, MOMENT_PB, PORTABILITY, reverse, SCOPE_LEVEL, SENSITIVITY_LEVEL, STATUS, toTimestamp } from "../server/wire/convert.js";
 import { REJECTION_KIND } from "../server/wire/validate.js";
 import type * as inspect from "../store/inspect-store.js";
@@ -55,7 +56,24 @@ function beliefToProto(b: domain.StoredBelief): Belief {
   });
 }
 
-export function inspectedBeliefToProto(i: inspect.InspectedBelief): InspectedBelief {
+/**
+ * Beliefs with the safety pass's verdicts: a statement the pass withholds
+ * from the agent never leaves the server here either (emptied, with why).
+ */
+export async function inspectedBeliefsToProto(list: readonly inspect.InspectedBelief[]): Promise<InspectedBelief[]> {
+  const verdicts = await scanStatements(list.map((i) => i.belief));
+  return list.map((i, n) => {
+    const verdict = verdicts[n]!;
+    const proto = inspectedBeliefToProto(i);
+    if (!verdict.ok) {
+      proto.belief!.statement = "";
+      proto.withheldBySafety = verdict.reason;
+    }
+    return proto;
+  });
+}
+
+function inspectedBeliefToProto(i: inspect.InspectedBelief): InspectedBelief {
   return create(InspectedBeliefSchema, {
     belief: beliefToProto(i.belief),
     // The band the renderer would show where the belief was learned.

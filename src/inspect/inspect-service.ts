@@ -19,7 +19,7 @@ import type { TraceWriter } from "../trace/trace-writer.js";
 import { uuid } from "../server/wire/validate.js";
 import { renderedBlock } from "./rendered-block.js";
 import { decodeCursor, encodeCursor, queryKey } from "./cursor-token.js";
-import { inspectedBeliefToProto, rejectionToProto, sessionToProto, turnToProto } from "./inspect-convert.js";
+import { inspectedBeliefsToProto, rejectionToProto, sessionToProto, turnToProto } from "./inspect-convert.js";
 import * as validate from "./inspect-request.js";
 
 const SENSITIVITY_PB = reverse(SENSITIVITY_LEVEL);
@@ -63,7 +63,7 @@ export function inspectService(deps: InspectServiceDeps): ServiceImpl<typeof Ins
       const key = queryKey(filter);
       const page = await storeOf(ctx).inspect.listBeliefs(principalOf(ctx), filter, decodeCursor(req.pageToken, key, UUID), pageSize);
       return create(ListBeliefsResponseSchema, {
-        beliefs: page.beliefs.map(inspectedBeliefToProto),
+        beliefs: await inspectedBeliefsToProto(page.beliefs),
         nextPageToken: page.next ? encodeCursor(page.next, key) : "",
         total: page.total,
       });
@@ -74,11 +74,14 @@ export function inspectService(deps: InspectServiceDeps): ServiceImpl<typeof Ins
       const detail = await storeOf(ctx).inspect.belief(principalOf(ctx), beliefId, ceiling);
       // Missing, another principal's and above the ceiling are the same answer.
       if (!detail) throw new NotFoundError("belief not found");
+      const [belief, ...linked] = await inspectedBeliefsToProto([detail.belief, ...detail.predecessors, ...detail.successors, ...detail.conflicts]);
+      const successorsAt = detail.predecessors.length;
+      const conflictsAt = successorsAt + detail.successors.length;
       return create(GetBeliefResponseSchema, {
-        belief: inspectedBeliefToProto(detail.belief),
-        predecessors: detail.predecessors.map(inspectedBeliefToProto),
-        successors: detail.successors.map(inspectedBeliefToProto),
-        conflicts: detail.conflicts.map(inspectedBeliefToProto),
+        belief,
+        predecessors: linked.slice(0, successorsAt),
+        successors: linked.slice(successorsAt, conflictsAt),
+        conflicts: linked.slice(conflictsAt),
         linkedAboveCeiling: detail.linkedAboveCeiling,
         rejections: detail.rejections.map(rejectionToProto),
         sourceEpisodes: detail.sourceEpisodes.map(episodeToProto),

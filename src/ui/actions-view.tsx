@@ -89,7 +89,7 @@ function Reject(props: { target: ActionTarget; onChanged: () => void }) {
         scope: kind === RejectionKind.NOT_HERE ? scope : "",
         ...(kind === RejectionKind.CHANGED ? { correction: corrected(old, correction) } : {}),
       });
-      const next = await nextRecall(old.statement, old.subject, old.beliefId);
+      const next = await nextRecall(old.statement || old.subject, old.subject, old.beliefId);
       setResult({ message: `Recorded: ${REJECTION_WORDS[kind]}.`, next });
       props.onChanged();
     } catch (err) {

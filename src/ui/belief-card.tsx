@@ -1,22 +1,23 @@
 import { useState } from "preact/hooks";
 import type { InspectedBelief } from "../gen/memory/v1/inspect_service_pb.js";
 import { Authority, BeliefStatus, ConfidenceBand, Portability, ScopeLevel, Sensitivity } from "../gen/memory/v1/types_pb.js";
-import { SENSITIVITY_WORDS, STATUS_WORDS, shortId, trustLabel, validity } from "./words.js";
+import { SENSITIVITY_WORDS, STATUS_WORDS, WITHHELD_WORDS, shortId, trustLabel, validity } from "./words.js";
 
 /** One belief as a person reads it: the statement, the trust label in words, validity and links; raw values a click away. */
 export function BeliefCard(props: { b: InspectedBelief; onOpen?: (id: string) => void; selected?: boolean }) {
   const { b } = props;
   const belief = b.belief!;
   const status = STATUS_WORDS[belief.status];
+  const statement = b.withheldBySafety ? <span class="warn">[withheld from the agent: {WITHHELD_WORDS[b.withheldBySafety] ?? b.withheldBySafety}]</span> : belief.statement;
   return (
     <article class={`belief status-${BeliefStatus[belief.status].toLowerCase()}${props.selected ? " selected" : ""}`} data-belief-id={belief.beliefId}>
       <p class="statement">
         {props.onOpen ? (
           <button class="link" onClick={() => props.onOpen!(belief.beliefId)}>
-            {belief.statement}
+            {statement}
           </button>
         ) : (
-          belief.statement
+          statement
         )}
       </p>
       <p class="meta">

@@ -52,6 +52,13 @@ export const REJECTION_WORDS: Record<RejectionKind, string> = {
   [RejectionKind.NOT_HERE]: "True elsewhere, not in this project",
 };
 
+/** Why the safety pass keeps a statement from the agent (its text never reaches the page either). */
+export const WITHHELD_WORDS: Record<string, string> = {
+  injection: "it reads like an instruction to the agent",
+  secret: "it contains a credential",
+  private: "it is private reasoning",
+};
+
 /** "Sure — you said so". */
 export function trustLabel(band: ConfidenceBand, authority: Authority): string {
   return `${BAND_WORDS[band]} — ${AUTHORITY_WORDS[authority]}`;

@@ -114,6 +114,9 @@ describe("memory inspector page (demo, Chromium)", () => {
     expect(response.headers()["content-security-policy"]).toContain("script-src 'self'");
     expect(response.headers()["content-security-policy"]).toContain("default-src 'none'");
     expect(response.headers()["cache-control"]).toBe("no-store");
+    // The injection the safety pass withholds from the agent is withheld from the page too.
+    await shows(page.locator("article.belief"), "withheld from the agent");
+    expect(await page.locator("body").textContent()).not.toContain("attacker");
     await shot(page, "memory");
     await context.close();
   });
@@ -151,7 +154,10 @@ describe("memory inspector page (demo, Chromium)", () => {
     const sha = await page.getByTestId("sha256").textContent();
     expect(createHash("sha256").update(block!, "utf8").digest("hex")).toBe(sha);
     await shows(page.getByTestId("ranked"), "withheld by safety");
-    await shot(page, "turns", true);
+    await page.getByTestId("user-view").scrollIntoViewIfNeeded();
+    await shot(page, "turns");
+    await page.getByTestId("rendered-block").scrollIntoViewIfNeeded();
+    await shot(page, "turns-trace");
     await context.close();
   });
 

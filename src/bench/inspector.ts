@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { createClient } from "@connectrpc/connect";
+import { createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { chromium } from "playwright-core";
 import { Authority, BeliefSchema, BeliefStatus, Portability, ScopeLevel } from "../gen/memory/v1/types_pb.js";
 import { MemoryWriteService } from "../gen/memory/v1/write_service_pb.js";
+import { InspectService } from "../gen/memory/v1/inspect_service_pb.js";
 import { startSidecar } from "./sidecar-process.js";
 import { median } from "./stats.js";
 
@@ -26,10 +27,17 @@ const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-s
 try {
   const url = JSON.parse(sidecar.tail().split("\n").find((l) => l.includes("memory inspector"))!).url as string;
   const tenant = "bench";
-  const results: { size: number; listedMs: number; openedMs: number }[] = [];
+  const results: { size: number; listedMs: number; openedMs: number; rpcMs: number }[] = [];
   for (const size of SIZES) {
     const principal = `p-${size}`;
-    await load(sidecar.address, tenant, principal, size);
+    const inspect = await load(sidecar.address, tenant, principal, size);
+    // The first page's RPC alone, from Node: the server's share of the first view.
+    const rpc: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const started = performance.now();
+      await inspect.listBeliefs({ statuses: [BeliefStatus.ACTIVE, BeliefStatus.PROVISIONAL], pageSize: 50 });
+      rpc.push(performance.now() - started);
+    }
     const login = new URL(url);
     login.searchParams.set("tenant", tenant);
     login.searchParams.set("principal", principal);
@@ -48,14 +56,14 @@ try {
       opened.push(performance.now() - click);
       await context.close();
     }
-    results.push({ size, listedMs: median(listed), openedMs: median(opened) });
+    results.push({ size, listedMs: median(listed), openedMs: median(opened), rpcMs: median(rpc) });
   }
   const floor = results[0]!;
   process.stdout.write(`memory inspector first view, medians of ${RUNS} fresh contexts (Chromium ${browser.version()})\n`);
   for (const r of results) {
     process.stdout.write(
       `  ${String(r.size).padStart(6)} beliefs: listed ${r.listedMs.toFixed(0)} ms (${(r.listedMs / floor.listedMs).toFixed(2)}x the 10-belief floor), ` +
-        `a belief opened ${r.openedMs.toFixed(0)} ms later\n`,
+        `a belief opened ${r.openedMs.toFixed(0)} ms later; the first page's ListBeliefs alone ${r.rpcMs.toFixed(1)} ms\n`,
     );
   }
 } finally {
@@ -64,7 +72,7 @@ try {
 }
 
 /** `size` beliefs for one principal, in writes of 1,000, with supersession chains so links are real. */
-async function load(address: string, tenantId: string, principalId: string, size: number): Promise<void> {
+async function load(address: string, tenantId: string, principalId: string, size: number): Promise<Client<typeof InspectService>> {
   const transport = createGrpcTransport({
     baseUrl: `http://${address}`,
     interceptors: [
@@ -103,4 +111,5 @@ async function load(address: string, tenantId: string, principalId: string, size
     }
     await write.putBeliefs({ beliefs }, { timeoutMs: 60_000 });
   }
+  return createClient(InspectService, transport);
 }

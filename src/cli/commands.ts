@@ -68,6 +68,17 @@ serving until Ctrl-C.
     },
   },
   {
+    name: "ui",
+    summary: "the memory inspector's address (starts a sidecar if none serves it)",
+    help: `usage: recall ui [--tenant T --principal P]
+Print the address of the memory inspector page (docs/inspector.md). A sidecar already serving it on
+RECALL_PORT (started with RECALL_UI=on) is found and its address printed; otherwise a sidecar is
+started here with the page on, its address printed, and it serves until Ctrl-C. In the
+trusted-headers mode the address carries a token made for that start.
+  --tenant T, --principal P   open the page on this principal's memory`,
+    run: async (args, config) => (await import("./ui.js")).runUi(config, args),
+  },
+  {
     name: "import",
     summary: "load beliefs and episodes from a JSON-lines file",
     help: `usage: recall import FILE.jsonl --tenant T --principal P

@@ -8,6 +8,7 @@ import { InspectService } from "../gen/memory/v1/inspect_service_pb.js";
 import { inspectService } from "../inspect/inspect-service.js";
 import type { InspectorPage } from "../inspect/ui-server.js";
 import { baseUrl, inspectorSetup } from "../inspect/ui-setup.js";
+import { removeUiRecord, writeUiRecord } from "../inspect/ui-runtime-file.js";
 import type { Logger } from "../log/logger.js";
 import { RETRIEVAL_POLICY } from "../recall/policy.js";
 import { HealthStatus, registerHealth } from "../server/health.js";
@@ -288,7 +289,11 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     address: (principal?: { tenantId: string; principalId: string }) => page.address(baseUrl(config, server.port), principal),
   };
   // Printed once, as Jupyter does: the token in it is made for this start and opens the page.
-  if (inspector) logger.info({ url: inspector.address() }, "memory inspector: open this address");
+  if (inspector) {
+    logger.info({ url: inspector.address() }, "memory inspector: open this address");
+    // For `recall ui` to find (a file only this user can read; removed at stop).
+    if (page.gate) await writeUiRecord(server.port, { pid: process.pid, url: inspector.address() }).catch((err: unknown) => logger.warn({ err }, "inspector runtime file not written"));
+  }
 
   let stopping: Promise<void> | undefined;
   return {
@@ -315,6 +320,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         await notifications.close();
         await store.db.close();
         await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "spans not exported at shutdown"));
+        if (page?.gate) await removeUiRecord(server.port);
         logger.info("recall sidecar stopped");
       })();
       return stopping;

@@ -66,21 +66,16 @@ export function App() {
   };
 
   if (problem) return <SignIn problem={problem} onToken={(t) => (useBearer(t), setGeneration((g) => g + 1))} />;
-  if (!summary) return <p class="loading">Loading…</p>;
   const changed = () => setGeneration((g) => g + 1);
   return (
     <div class="shell">
       <header class="top">
         <div class="who">
-          <span class="brand">recall</span> memory of <strong data-testid="principal">{summary.principalId}</strong>
-          <span class="muted"> in {summary.tenantId}</span>
+          <span class="brand">recall</span> memory of <strong data-testid="principal">{summary?.principalId ?? "…"}</strong>
+          <span class="muted"> in {summary?.tenantId ?? "…"}</span>
         </div>
         <div class="counts muted" data-testid="counts">
-          {Object.entries(summary.beliefsByStatus)
-            .map(([status, n]) => `${n} ${STATUS_WORDS[statusOf(status)]}`)
-            .join(" · ") || "no beliefs"}
-          {summary.beliefsAboveCeiling > 0 ? ` · ${summary.beliefsAboveCeiling} above this view's sensitivity` : ""}
-          {` · ${summary.sessions} sessions`}
+          {summary && <Counts summary={summary} />}
         </div>
         <label class="ceiling">
           Show up to{" "}
@@ -111,10 +106,23 @@ export function App() {
         {view === "memory" && <MemoryView key={generation} go={go} ceiling={ceiling} openId={beliefId} onOpen={setBeliefId} />}
         {view === "timeline" && <TimelineView key={generation} go={go} ceiling={ceiling} />}
         {view === "turns" && <TurnsView key={generation} go={go} ceiling={ceiling} />}
-        {view === "actions" && <ActionsView target={target} principal={summary} go={go} onChanged={changed} />}
+        {view === "actions" && (summary ? <ActionsView target={target} principal={summary} go={go} onChanged={changed} /> : <p class="loading">Loading…</p>)}
       </div>
       </main>
     </div>
+  );
+}
+
+/** "10 current · 1 tentative · 2 sessions". */
+function Counts(props: { summary: GetPrincipalSummaryResponse }) {
+  const s = props.summary;
+  const byStatus = Object.entries(s.beliefsByStatus).map(([status, n]) => `${n} ${STATUS_WORDS[statusOf(status)]}`);
+  return (
+    <>
+      {byStatus.join(" · ") || "no beliefs"}
+      {s.beliefsAboveCeiling > 0 ? ` · ${s.beliefsAboveCeiling} above this view's sensitivity` : ""}
+      {` · ${s.sessions} sessions`}
+    </>
   );
 }
 

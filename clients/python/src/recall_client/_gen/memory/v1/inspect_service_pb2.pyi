@@ -223,6 +223,7 @@ class InspectedBelief(_message.Message):
     REJECTIONS_FIELD_NUMBER: _builtins.int
     STORE_POSITION_FIELD_NUMBER: _builtins.int
     PERSONA_FIELD_NUMBER: _builtins.int
+    WITHHELD_BY_SAFETY_FIELD_NUMBER: _builtins.int
     confidence_band: _types_pb2.ConfidenceBand.ValueType
     """The band the renderer shows for its confidence."""
     utility: _builtins.float
@@ -232,6 +233,11 @@ class InspectedBelief(_message.Message):
     """The principal's store position of the last write that touched it."""
     persona: _builtins.bool
     """Held by the persona row (kept out of snapshots)."""
+    withheld_by_safety: _builtins.str
+    """Why the safety pass withholds it from the agent ("injection", "secret",
+    "private"); empty when it would be shown. A withheld statement never
+    leaves the server: belief.statement is then empty, as in a recall.
+    """
     @_builtins.property
     def belief(self) -> _types_pb2.Belief: ...
     @_builtins.property
@@ -251,10 +257,11 @@ class InspectedBelief(_message.Message):
         rejections: _builtins.int = ...,
         store_position: _builtins.int = ...,
         persona: _builtins.bool = ...,
+        withheld_by_safety: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "last_used_at", b"last_used_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "confidence_band", b"confidence_band", "last_used_at", b"last_used_at", "persona", b"persona", "rejections", b"rejections", "store_position", b"store_position", "superseded_by", b"superseded_by", "utility", b"utility"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "confidence_band", b"confidence_band", "last_used_at", b"last_used_at", "persona", b"persona", "rejections", b"rejections", "store_position", b"store_position", "superseded_by", b"superseded_by", "utility", b"utility", "withheld_by_safety", b"withheld_by_safety"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -51,9 +51,12 @@ export function measuredPrincipals(heavy = 10_000): MeasuredPrincipal[] {
   ];
 }
 
-/** The bench store's database: `--database-url`, else $RECALL_BENCH_DATABASE_URL, else recall_bench on the local server. */
-export function benchDatabaseUrl(flag: string | undefined): string {
-  return flag ?? process.env.RECALL_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/recall_bench";
+/**
+ * The bench store's database: `--database-url`, else $RECALL_BENCH_DATABASE_URL, else recall_bench on the
+ * local server (recall_bench_quick for --quick's smaller store, so neither regenerates the other).
+ */
+export function benchDatabaseUrl(flag: string | undefined, quick = false): string {
+  return flag ?? process.env.RECALL_BENCH_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/recall_bench${quick ? "_quick" : ""}`;
 }
 
 export function generationParams(overrides: Partial<GenerationParams> = {}): GenerationParams {
@@ -69,9 +72,20 @@ export function generationParams(overrides: Partial<GenerationParams> = {}): Gen
   };
 }
 
-/** The embedded store: one principal of 50k beliefs among a few small ones. */
+/**
+ * The embedded store: a principal of 50k beliefs and one of 10k (the size of the PostgreSQL store's main
+ * principal, so the two stores are compared at the same size) among a few small ones.
+ */
 export function embeddedGenerationParams(overrides: Partial<GenerationParams> = {}): GenerationParams {
-  return generationParams({ beliefs: 60_000, measured: [{ principal: "heavy-50k", beliefs: 50_000 }], principals: 20, ...overrides });
+  return generationParams({
+    beliefs: 70_000,
+    measured: [
+      { principal: "heavy", beliefs: 10_000 },
+      { principal: "heavy-50k", beliefs: 50_000 },
+    ],
+    principals: 20,
+    ...overrides,
+  });
 }
 
 /** Stable text form of the parameters, stored with the data and compared on reuse. */

@@ -6,10 +6,26 @@ import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { benchDatabaseUrl, embeddedGenerationParams, generationParams, measuredPrincipals, prepareEmbeddedStore, prepareStore } from "./generate.js";
+import { createPostgresClient } from "../store/postgres/postgres-client.js";
+import { measureAlternatives } from "./alternatives.js";
+import { firstCalls, formatFirstCalls, resumedSessionCall, type FirstCall } from "./first-calls.js";
 import { formatGcOverlap, gcOverlapInRounds, type GcPause, type TimedCall } from "./gc-overlap.js";
 import { connectBench } from "./grpc-client.js";
+import { formatIndexBytes, retainedIndexBytes, type IndexBytes } from "./index-bytes.js";
 import { runLoad } from "./load.js";
-import { FLOOR_SCENARIO, formatTable, formatTargets, judgeTargets, met, throughputScaling, type ScenarioResult } from "./report.js";
+import { formatIdleRss, formatLoadedRss, idleRss, loadedRss, STORE_KINDS, type IdleRss } from "./memory-figures.js";
+import {
+  FLOOR_SCENARIO,
+  formatAlternatives,
+  formatGrowth,
+  formatTable,
+  formatTargets,
+  judgeCostTargets,
+  judgeTargets,
+  met,
+  throughputScaling,
+  type ScenarioResult,
+} from "./report.js";
 import {
   cachedSnapshotOp,
   coldSnapshotOp,
@@ -26,17 +42,19 @@ import { CLI, gcRecording, indexesLoaded, rssMiB, startSidecar } from "./sidecar
 import { medianOfRounds, type LatencySummary } from "./stats.js";
 
 /**
- * `npm run bench`: the latency benchmark (issues 7 and 11). Not a test: it
- * prints figures. Generates (or reuses) a 1M-belief PostgreSQL store and a
- * 50k-belief embedded one, starts the real sidecar process on each, and
- * measures it over gRPC as a black box: beside its own health check (the
- * floor of any call on the channel) and the raw SQL it wraps.
+ * `npm run bench`: the latency and cost benchmark (issues 7, 11 and 37). Not
+ * a test: it prints figures. Generates (or reuses) a 1M-belief PostgreSQL
+ * store and a 70k-belief embedded one, starts the real sidecar process on
+ * each, and measures it over gRPC as a black box: beside its own health
+ * check (the floor of any call on the channel), the raw SQL it wraps and
+ * what a user would pick instead; and what it costs in memory.
  */
 
 const USAGE = `usage: npm run bench -- [options]
 
   --database-url URL   bench database (default $RECALL_BENCH_DATABASE_URL or
-                       postgres://postgres@127.0.0.1:5432/recall_bench); created, and dropped on --regenerate
+                       postgres://postgres@127.0.0.1:5432/recall_bench, recall_bench_quick with --quick);
+                       created, and dropped on --regenerate
   --regenerate         drop and generate the data again even if the recorded parameters match
   --beliefs N          total beliefs (default 1000000)
   --heavy N            beliefs of the main measured principal and of nine more of its size (default 10000);
@@ -47,7 +65,7 @@ const USAGE = `usage: npm run bench -- [options]
   --warmup N           unmeasured calls before each of those (default 30)
   --rounds N           rounds; each figure is the median over rounds (default 3)
   --concurrency LIST   comma-separated (default 1,8)
-  --quick              --iterations 60 --warmup 10 --rounds 1
+  --quick              --iterations 60 --warmup 10 --rounds 1 --beliefs 220000 --principals 200: a few minutes
   --pool-max N         the sidecar's RECALL_DB_POOL_MAX (default: the sidecar's own default)
   --log-level LEVEL    the sidecar's RECALL_LOG_LEVEL: info (default, as deployed: one line per call), debug or trace
   --embedded-dir DIR   the embedded (PGlite) bench store (default ./.recall-bench/embedded); generated when missing
@@ -57,10 +75,6 @@ const USAGE = `usage: npm run bench -- [options]
   --scenarios LIST     names of the 1M store's scenarios to run, separated by ";" (the floor always runs),
                        e.g. "in-turn recall;snapshot open, cold"; implies --only-main
   --json FILE          also write every figure as JSON`;
-
-/** The memory figure: recalls per principal, and the pause between passes that lets background loads finish. */
-const MEMORY_PASSES = 3;
-const MEMORY_PASS_PAUSE_MS = 1_000;
 
 interface Options {
   databaseUrl: string;
@@ -78,7 +92,7 @@ interface Options {
   json: string | undefined;
   embedded: boolean;
   embeddedDir: string;
-  /** The memory figure (a second sidecar with ten 10k principals). */
+  /** The memory figures (index bytes, idle RSS, a sidecar with ten 10k principals) and the alternatives. */
   memory: boolean;
   cpuProfileDir: string | undefined;
   /** Only these 1M-store scenarios (and the floor); undefined runs all. */
@@ -127,11 +141,12 @@ function parseOptions(argv: string[]): Options | null {
   const onlyMain = values["only-main"] || scenarios !== undefined;
   const concurrency = (values.concurrency ?? "1,8").split(",").map((c) => int("concurrency", c, 1));
   return {
-    databaseUrl: benchDatabaseUrl(values["database-url"]),
+    databaseUrl: benchDatabaseUrl(values["database-url"], quick),
     regenerate: values.regenerate,
-    beliefs: int("beliefs", values.beliefs, 1_000_000),
+    // Quick: the measured principals (201k beliefs) and a few others, generated in a minute, not ten.
+    beliefs: int("beliefs", values.beliefs, quick ? 220_000 : 1_000_000),
     heavy: int("heavy", values.heavy, 10_000),
-    principals: int("principals", values.principals, 2_000),
+    principals: int("principals", values.principals, quick ? 200 : 2_000),
     seed: int("seed", values.seed, 7, 0),
     iterations: int("iterations", values.iterations, quick ? 60 : 300),
     warmup: int("warmup", values.warmup, quick ? 10 : 30, 0),
@@ -235,69 +250,6 @@ async function measure(
   return results;
 }
 
-/** RSS of a fresh sidecar once `principals` are loaded: a few passes of recalls, with pauses for background loads. */
-async function memoryFigure(
-  env: Record<string, string>,
-  tenant: string,
-  principals: MeasuredPrincipal[],
-  size: string,
-  seed: number,
-  checks: Checks,
-): Promise<string> {
-  const sidecar = await startSidecar(env);
-  const client = connectBench(sidecar.address, { tenant, principal: principals[0]!.principal }, 5_000);
-  try {
-    const startRss = await rssMiB(sidecar.child.pid!, "now");
-    for (let pass = 0; pass < MEMORY_PASSES; pass += 1) {
-      for (const p of principals) await inTurnOp(client, p, seed, checks)(pass).catch(() => {});
-      await delay(MEMORY_PASS_PAUSE_MS);
-    }
-    const now = await rssMiB(sidecar.child.pid!, "now");
-    const peak = await rssMiB(sidecar.child.pid!);
-    return (
-      `  after start-up: ${startRss.toFixed(0)} MiB; with ${principals.length} principals of ${size} recalled ${MEMORY_PASSES} times each: ` +
-      `${now.toFixed(0)} MiB now, ${peak.toFixed(0)} MiB peak (VmHWM)`
-    );
-  } finally {
-    client.close();
-    await sidecar.stop();
-  }
-}
-
-/** A restarted sidecar's first in-turn recall in a session whose snapshot the previous sidecar showed (session bench-s0). */
-async function resumedSessionCall(
-  env: Record<string, string>,
-  tenant: string,
-  who: MeasuredPrincipal,
-  size: string,
-  seed: number,
-  checks: Checks,
-): Promise<string[]> {
-  const sidecar = await startSidecar(env);
-  const client = connectBench(sidecar.address, { tenant, principal: who.principal }, 2_000);
-  try {
-    return await firstCalls([
-      { label: `first in-turn recall of a resumed session after a restart, ${size} principal`, op: () => inTurnOp(client, who, seed, checks)(0) },
-    ]);
-  } finally {
-    client.close();
-    await sidecar.stop();
-  }
-}
-
-/** The first calls after start-up, one at a time and each timed alone: what a cold sidecar (and a cold index) costs. */
-async function firstCalls(calls: { label: string; op: () => Promise<void> }[]): Promise<string[]> {
-  const lines: string[] = [];
-  for (const call of calls) {
-    const started = performance.now();
-    let error = "";
-    await call.op().catch((e: unknown) => (error = ` (failed: ${e instanceof Error ? e.message : String(e)})`));
-    lines.push(`  ${call.label}: ${(performance.now() - started).toFixed(1)} ms${error}`);
-  }
-  return lines;
-}
-
-
 async function main(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
   if (!options) {
@@ -328,7 +280,7 @@ async function main(argv: string[]): Promise<number> {
     ...(options.poolMax ? { RECALL_DB_POOL_MAX: options.poolMax } : {}),
     ...extra,
   });
-  const PG = "1M store (PostgreSQL)";
+  const PG = `${params.beliefs >= 1_000_000 ? `${params.beliefs / 1_000_000}M` : `${Math.round(params.beliefs / 1000)}k`} store (PostgreSQL)`;
   const EMBEDDED = "embedded store (PGlite)";
 
   // 1. The 1M store: cold first calls, then every scenario.
@@ -337,7 +289,8 @@ async function main(argv: string[]): Promise<number> {
   const sidecar = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl, ...gc.env }), options.cpuProfileDir, { nodeFlags: gc.nodeFlags });
   const client = connectBench(sidecar.address, { tenant: params.tenant, principal: main10k.principal }, 2_000);
   let results: ScenarioResult[];
-  let cold: string[];
+  let cold: FirstCall[];
+  let loads: string[];
   let peakRss = NaN;
   try {
     const wanted = (name: string) => name === FLOOR_SCENARIO || options.scenarios === undefined || options.scenarios.includes(name);
@@ -372,8 +325,7 @@ async function main(argv: string[]): Promise<number> {
       ...measuredOthers.map((p) => ({ label: `first in-turn recall of the ${size(p)} principal`, op: () => inTurnOp(client, p, options.seed, checks)(0) })),
     ]);
     // The scenarios measure the steady state: the indexes those first calls started loading, loaded.
-    const loaded = await indexesLoaded(sidecar.address, 1 + measuredOthers.length, 120_000);
-    cold.push(`  background index loads: ${loaded}`);
+    loads = [`  background index loads: ${await indexesLoaded(sidecar.address, 1 + measuredOthers.length, 120_000)}`];
     results = await measure(PG, scenarios, options, log, state);
   } finally {
     peakRss = await rssMiB(sidecar.child.pid!).catch(() => NaN);
@@ -382,55 +334,78 @@ async function main(argv: string[]): Promise<number> {
   }
   const gcLines = gcPauseLines(await gc.read(), state.timed, PG, ["in-turn recall", "search"]);
   // After the stop: the sidecar flushes its queued traces on the way out.
-  const arms = await armLatencies(sql).finally(() => sql.end({ timeout: 5 }));
+  const arms = await armLatencies(sql);
+  // What a user would pick instead, over the same principal's statements, with the sidecar stopped.
+  const alternatives = options.memory
+    ? await measureAlternatives((text, p) => sql.unsafe(text, p as postgres.ParameterOrJSON<never>[], { prepare: true }), params.tenant, main10k, options.seed, options)
+    : { results: [], lines: [] };
+  await sql.end({ timeout: 5 });
   // A session that outlives its sidecar: the 100k in-turn scenario opened bench-s0 with a snapshot,
   // so a restarted sidecar's first recall in it looks up that snapshot's corrections on SQL.
   if (options.scenarios === undefined || options.scenarios.includes(`in-turn recall, ${size(large!)}`)) {
     cold.push(...(await resumedSessionCall(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, large!, size(large!), options.seed, checks)));
   }
 
-  // 2. Memory: a fresh sidecar with ten 10k principals loaded.
-  const rssLines = [
-    ...(options.memory
-      ? [await memoryFigure(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, [main10k, ...others10k], size(main10k), options.seed, checks)]
-      : []),
-    `  the main run's sidecar (every scenario above, 1k to 100k principals): ${peakRss.toFixed(0)} MiB peak`,
-  ];
+  // 2. Memory: one index of each size in this process; idle sidecars on each store; a fresh sidecar with ten 10k principals loaded.
+  let indexBytes: IndexBytes[] = [];
+  let idle: IdleRss[] = [];
+  const rssLines: string[] = [];
+  if (options.memory) {
+    log("measuring retained index bytes in process");
+    const db = createPostgresClient(options.databaseUrl, 1);
+    try {
+      indexBytes = await retainedIndexBytes(
+        db,
+        [small!, main10k, large!].map((p) => ({ label: `${size(p)} principal`, principal: { tenantId: params.tenant, principalId: p.principal } })),
+      );
+    } finally {
+      await db.close();
+    }
+    log("measuring idle sidecars");
+    idle = await idleRss(options.databaseUrl, sidecarEnv({}));
+    log("measuring a sidecar with ten 10k principals");
+    const loaded = await loadedRss(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, [main10k, ...others10k], options.seed, checks);
+    rssLines.push(formatLoadedRss(loaded, size(main10k)));
+  }
+  rssLines.push(`  the main run's sidecar (every scenario above, 1k to 100k principals): ${peakRss.toFixed(0)} MiB peak`);
 
-  // 3. The embedded store: one principal of 50k beliefs.
-  let embeddedLines: string[] = [];
+  // 3. The embedded store: a 10k principal (compared with the PostgreSQL store's) and a 50k one.
+  let eCold: FirstCall[] = [];
+  const embeddedLines: string[] = [];
   if (options.embedded) {
     const eParams = embeddedGenerationParams({ seed: options.seed });
     const eStore = await prepareEmbeddedStore(options.embeddedDir, eParams, { force: options.regenerate, log });
-    const ePrincipal = { principal: eParams.measured[0]!.principal, head: eStore.heads.get(eParams.measured[0]!.principal) ?? 0 };
+    const [e10k, e50k] = eParams.measured.map((m) => ({ principal: m.principal, head: eStore.heads.get(m.principal) ?? 0 })) as [MeasuredPrincipal, MeasuredPrincipal];
     log("starting the sidecar on the embedded store");
     const embedded = await startSidecar(sidecarEnv({ RECALL_DATA_DIR: options.embeddedDir }));
-    const eClient = connectBench(embedded.address, { tenant: eParams.tenant, principal: ePrincipal.principal }, 2_000);
+    const eClient = connectBench(embedded.address, { tenant: eParams.tenant, principal: e10k.principal }, 2_000);
     try {
-      const eCold = await firstCalls([
-        { label: "first in-turn recall after start-up, 50k principal", op: () => inTurnOp(eClient, ePrincipal, options.seed, checks)(0) },
-        { label: "its second call", op: () => inTurnOp(eClient, ePrincipal, options.seed, checks)(1) },
+      eCold = await firstCalls([
+        { label: "embedded: first in-turn recall after start-up, 10k principal", op: () => inTurnOp(eClient, e10k, options.seed, checks)(0) },
+        { label: "embedded: its second call", op: () => inTurnOp(eClient, e10k, options.seed, checks)(1) },
+        { label: "embedded: first in-turn recall of the 50k principal", op: () => inTurnOp(eClient, e50k, options.seed, checks)(0) },
       ]);
-      eCold.push(`  embedded background index load: ${await indexesLoaded(embedded.address, 1, 180_000)}`);
+      embeddedLines.push(`  embedded background index loads: ${await indexesLoaded(embedded.address, 2, 180_000)}`);
       results.push(
         ...(await measure(
           EMBEDDED,
           [
             healthScenario(FLOOR_SCENARIO, eClient),
+            { name: "in-turn recall", note: "10k principal", op: inTurnOp(eClient, e10k, options.seed, checks), setup: openInTurnSessions(eClient, e10k, options.seed) },
             {
-              name: "in-turn recall",
-              note: "50k principal",
-              op: inTurnOp(eClient, ePrincipal, options.seed, checks),
-              setup: openInTurnSessions(eClient, ePrincipal, options.seed),
+              name: "in-turn recall, 50k",
+              concurrencies: [base],
+              op: inTurnOp(eClient, e50k, options.seed, checks),
+              setup: openInTurnSessions(eClient, e50k, options.seed),
             },
-            { name: "search", note: "50k principal", op: searchOp(eClient, ePrincipal, options.seed, checks) },
+            { name: "search, 50k", concurrencies: [base], op: searchOp(eClient, e50k, options.seed, checks) },
           ],
           options,
           log,
           state,
         )),
       );
-      embeddedLines = [...eCold, `  embedded sidecar peak RSS (VmHWM): ${(await rssMiB(embedded.child.pid!)).toFixed(0)} MiB`];
+      rssLines.push(`  embedded sidecar (10k and 50k principals loaded) peak RSS (VmHWM): ${(await rssMiB(embedded.child.pid!)).toFixed(0)} MiB`);
     } finally {
       eClient.close();
       await embedded.stop();
@@ -444,13 +419,29 @@ async function main(argv: string[]): Promise<number> {
     cachedSnapshot: find(PG, "snapshot open, cached"),
     coldSnapshot: find(PG, "snapshot open, cold"),
     floor: find(PG, FLOOR_SCENARIO),
-    embeddedInTurn: find(EMBEDDED, "in-turn recall"),
+    embeddedInTurn: find(EMBEDDED, "in-turn recall, 50k"),
   });
   const high = Math.max(...options.concurrency);
   const scaling = [PG, EMBEDDED].flatMap((group) =>
     throughputScaling(results, group, base, high).map((s) => `  ${group}, ${s.scenario}: ${s.ratio.toFixed(2)}x`),
   );
   const rawP50 = find(PG, "raw lexical SQL")?.p50 ?? NaN;
+  const perBelief = (label: string) => indexBytes.find((r) => r.label === label)?.perBelief ?? NaN;
+  const idleOf = (kind: string) => idle.find((r) => r.kind === kind)?.nowMiB ?? NaN;
+  const costTargets = judgeCostTargets({
+    indexBytesPerBelief10k: perBelief(`${size(main10k)} principal`),
+    indexBytesPerBelief100k: perBelief(`${size(large!)} principal`),
+    idlePostgresMiB: idleOf(STORE_KINDS.postgres),
+    idleEphemeralMiB: idleOf(STORE_KINDS.ephemeral),
+    idleDataDirMiB: idleOf(STORE_KINDS.dataDir),
+    pgInTurn10k: find(PG, "in-turn recall"),
+    embeddedInTurn10k: find(EMBEDDED, "in-turn recall"),
+    embeddedScaling: throughputScaling(results, EMBEDDED, base, Math.max(...options.concurrency)).find((x) => x.scenario === "in-turn recall")?.ratio ?? NaN,
+    firstCall100kMs: cold.find((c) => c.label === `first in-turn recall of the ${size(large!)} principal`)?.ms ?? NaN,
+    pgInTurn100k: find(PG, `in-turn recall, ${size(large!)}`),
+    floor: find(PG, FLOOR_SCENARIO),
+    cachedSnapshot: find(PG, "snapshot open, cached"),
+  });
 
   const out = [
     "",
@@ -467,8 +458,9 @@ async function main(argv: string[]): Promise<number> {
     }),
     "",
     "cold start (each call timed alone, right after the sidecar started):",
-    ...cold,
-    ...embeddedLines.slice(0, -1),
+    ...formatFirstCalls([...cold, ...eCold]),
+    ...loads,
+    ...embeddedLines,
     "",
     `throughput at concurrency ${high} over concurrency ${base} (ops/s):`,
     ...scaling,
@@ -481,9 +473,17 @@ async function main(argv: string[]): Promise<number> {
     `garbage collection in the main sidecar, concurrency ${base}, ${size(main10k)} principal (pauses the sidecar recorded itself; each call matched with those it was in flight for):`,
     ...gcLines,
     "",
+    `in-turn recall by principal size (${PG}, concurrency ${base}):`,
+    ...formatGrowth([small!, main10k, large!].map((p) => ({ size: size(p), summary: find(PG, p === main10k ? "in-turn recall" : `in-turn recall, ${size(p)}`) }))),
+    "",
+    `what a user would pick instead, over the ${size(main10k)} principal's statements (concurrency 1, the in-turn scenario's query texts):`,
+    ...formatAlternatives(alternatives.results, find(PG, "in-turn recall")),
+    ...alternatives.lines,
+    "",
     "memory:",
+    ...formatIndexBytes(indexBytes),
+    ...formatIdleRss(idle),
     ...rssLines,
-    ...embeddedLines.slice(-1),
     `recalls with a degraded arm: ${checks.degraded}; cached snapshot calls not served from cache (warm-up included): ${checks.notFromCache}; ` +
       `cold snapshot calls served from cache: ${checks.coldFromCache}`,
     ...[...state.firstErrors].map(([name, message]) => `first error in ${name}: ${message}`),
@@ -491,12 +491,33 @@ async function main(argv: string[]): Promise<number> {
     `targets (concurrency ${base}):`,
     formatTargets(targets),
     "",
+    `cost targets (issue 37; a timing whose run-to-run spread exceeds its margin is met or missed by chance):`,
+    formatTargets(costTargets),
+    "",
   ].join("\n");
   process.stdout.write(out);
   if (options.json) {
     await writeFile(
       options.json,
-      `${JSON.stringify({ params, options, machine, results, cold, rss: rssLines, embedded: embeddedLines, peakRssMiB: peakRss, checks, targets: targets.map((t) => ({ ...t, met: met(t) })) }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          params,
+          options,
+          machine,
+          results,
+          cold: [...cold, ...eCold],
+          indexBytes,
+          idle,
+          alternatives: alternatives.results,
+          rss: rssLines,
+          embedded: embeddedLines,
+          peakRssMiB: peakRss,
+          checks,
+          targets: [...targets, ...costTargets].map((t) => ({ ...t, met: met(t) })),
+        },
+        null,
+        2,
+      )}\n`,
     );
   }
   return 0;

@@ -22,10 +22,12 @@ export interface Target {
   value: number;
   bound: number;
   unit: string;
+  /** The bound is a floor (a throughput gain), not a ceiling. */
+  atLeast?: boolean;
 }
 
 export function met(t: Target): boolean {
-  return t.value <= t.bound;
+  return t.atLeast ? t.value >= t.bound : t.value <= t.bound;
 }
 
 const fmt = (x: number) => (Number.isNaN(x) ? "–" : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -66,7 +68,7 @@ export function formatTargets(targets: readonly Target[]): string {
   return targets
     .map((t) => {
       const verdict = Number.isNaN(t.value) ? "not measured" : met(t) ? "met    " : "NOT met";
-      return `  ${verdict}  ${t.name}: ${fmt(t.value)} ${t.unit} (target ≤ ${t.bound} ${t.unit})`;
+      return `  ${verdict}  ${t.name}: ${fmt(t.value)} ${t.unit} (target ${t.atLeast ? "≥" : "≤"} ${t.bound} ${t.unit})`;
     })
     .join("\n");
 }
@@ -115,4 +117,63 @@ export function throughputScaling(
     if (!lo || !hi || lo.summary.perSecond <= 0) return [];
     return [{ scenario, ratio: hi.summary.perSecond / lo.summary.perSecond }];
   });
+}
+
+/** The figures issue 37's targets (what a sidecar costs per pod) are judged on; NaN where not measured. */
+export interface CostFigures {
+  /** Retained heap per belief of a loaded index, bytes (index-bytes.ts). */
+  indexBytesPerBelief10k: number;
+  indexBytesPerBelief100k: number;
+  /** Idle RSS, MiB (memory-figures.ts). */
+  idlePostgresMiB: number;
+  idleEphemeralMiB: number;
+  idleDataDirMiB: number;
+  /** In-turn recall of the same 10k principal on each store, at the base concurrency. */
+  pgInTurn10k?: LatencySummary;
+  embeddedInTurn10k?: LatencySummary;
+  /** Embedded in-turn throughput at the high concurrency over the base one. */
+  embeddedScaling: number;
+  firstCall100kMs: number;
+  pgInTurn100k?: LatencySummary;
+  floor?: LatencySummary;
+  cachedSnapshot?: LatencySummary;
+}
+
+const ratio = (a: LatencySummary | undefined, b: LatencySummary | undefined) => (a && b && b.p50 > 0 ? a.p50 / b.p50 : NaN);
+
+/** Issue 37's targets, and the two of issue 11's it keeps (in-turn and cached snapshot over the floor). */
+export function judgeCostTargets(f: CostFigures): Target[] {
+  return [
+    { name: "retained index heap per belief, 10k principal", value: f.indexBytesPerBelief10k, bound: 1024, unit: "bytes" },
+    { name: "retained index heap per belief, 100k principal", value: f.indexBytesPerBelief100k, bound: 1024, unit: "bytes" },
+    { name: "idle RSS, ephemeral store", value: f.idleEphemeralMiB, bound: 150, unit: "MiB" },
+    { name: "idle RSS, PGlite data directory", value: f.idleDataDirMiB, bound: 200, unit: "MiB" },
+    { name: "idle RSS, PostgreSQL store", value: f.idlePostgresMiB, bound: 80, unit: "MiB" },
+    { name: "embedded in-turn p50 / PostgreSQL in-turn p50, 10k principal", value: ratio(f.embeddedInTurn10k, f.pgInTurn10k), bound: 1.3, unit: "x" },
+    { name: "embedded in-turn throughput, concurrency 8 / 1", value: f.embeddedScaling, bound: 1.5, unit: "x", atLeast: true },
+    { name: "first in-turn recall of a 100k principal after start-up", value: f.firstCall100kMs, bound: 150, unit: "ms" },
+    { name: "in-turn p50, 100k principal / 10k principal", value: ratio(f.pgInTurn100k, f.pgInTurn10k), bound: 1.3, unit: "x" },
+    { name: "in-turn p50 / floor p50, 10k principal", value: ratio(f.pgInTurn10k, f.floor), bound: 3.5, unit: "x" },
+    { name: "cached snapshot p50 / floor p50", value: ratio(f.cachedSnapshot, f.floor), bound: 1.5, unit: "x" },
+  ];
+}
+
+/** "What a user would pick instead": each alternative's p50 next to our in-turn recall's, as a ratio. */
+export function formatAlternatives(rows: readonly { name: string; summary: LatencySummary; note: string }[], ours: LatencySummary | undefined): string[] {
+  return rows.map(
+    (r) =>
+      `  ${r.name}: p50 ${fmt(r.summary.p50)} ms, p95 ${fmt(r.summary.p95)} ms (${r.note}); ` +
+      `${fmt(ours && ours.p50 > 0 ? r.summary.p50 / ours.p50 : NaN)}x our in-turn recall p50 (${fmt(ours?.p50 ?? NaN)} ms, over gRPC)`,
+  );
+}
+
+/** In-turn p50 by principal size, and how it grows from the smallest to the largest. */
+export function formatGrowth(bySize: readonly { size: string; summary: LatencySummary | undefined }[]): string[] {
+  const known = bySize.filter((s): s is { size: string; summary: LatencySummary } => s.summary !== undefined);
+  if (known.length < 2) return ["  not measured"];
+  const last = known[known.length - 1]!;
+  return [
+    `  in-turn p50: ${known.map((s) => `${s.size} ${fmt(s.summary.p50)} ms`).join(", ")}`,
+    ...known.slice(0, -1).map((s) => `  ${last.size} over ${s.size}: ${fmt(last.summary.p50 / s.summary.p50)}x`),
+  ];
 }

@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { openingGoals, OBJECTS, pickSkewed, queryTexts, seededRandom } from "../../src/bench/corpus.js";
 import { embeddedGenerationParams, generationParams, measuredLayout, measuredOwner, paramsKey } from "../../src/bench/generate.js";
-import { FLOOR_SCENARIO, formatTable, formatTargets, judgeTargets, met, ratioToFloor, throughputScaling } from "../../src/bench/report.js";
+import {
+  FLOOR_SCENARIO,
+  formatAlternatives,
+  formatGrowth,
+  formatTable,
+  formatTargets,
+  judgeCostTargets,
+  judgeTargets,
+  met,
+  ratioToFloor,
+  throughputScaling,
+} from "../../src/bench/report.js";
 import { formatSideBySide, pairOrder, sideResult, SWAP_EVERY } from "../../src/bench/side-by-side.js";
 import { median, medianOfRounds, summarize } from "../../src/bench/stats.js";
 import { lexicalTerms } from "../../src/recall/query-former.js";
@@ -87,11 +98,15 @@ describe("bench data layout", () => {
     expect(multiplier % 37).not.toBe(0);
   });
 
-  it("measures the issue's principal sizes on the 1M store and a 50k one embedded", () => {
+  it("measures the issue's principal sizes on the 1M store, and a 10k and a 50k one embedded", () => {
     const sizes = generationParams().measured.map((m) => m.beliefs);
     expect(sizes.slice(0, 3)).toEqual([10_000, 1_000, 100_000]);
     expect(sizes.filter((n) => n === 10_000)).toHaveLength(10);
-    expect(embeddedGenerationParams().measured).toEqual([{ principal: "heavy-50k", beliefs: 50_000 }]);
+    // The embedded 10k principal is named as the PostgreSQL store's main one: the two stores are compared at one size.
+    expect(embeddedGenerationParams().measured).toEqual([
+      { principal: "heavy", beliefs: 10_000 },
+      { principal: "heavy-50k", beliefs: 50_000 },
+    ]);
   });
 });
 
@@ -151,6 +166,53 @@ describe("bench report", () => {
     expect(lines).toHaveLength(4);
     expect(lines[2]).toMatch(/^in-turn recall\s+1\s+2\s+1\.50\s+2\.50\s+2\.50\s+2\.00\s+500\s+–\s+0$/);
     expect(lines[3]).toMatch(/^SELECT 1\s+8\s+1\s+0\.10 .* floor$/);
+  });
+});
+
+describe("bench cost report (issue 37)", () => {
+  const s = (p50: number, perSecond = 1) => ({ ...summarize([p50], 1), p50, perSecond });
+  const figures = {
+    indexBytesPerBelief10k: 900,
+    indexBytesPerBelief100k: 1_100,
+    idlePostgresMiB: 70,
+    idleEphemeralMiB: 140,
+    idleDataDirMiB: 210,
+    pgInTurn10k: s(3),
+    embeddedInTurn10k: s(3.6),
+    embeddedScaling: 1.6,
+    firstCall100kMs: 120,
+    pgInTurn100k: s(4.5),
+    floor: s(1),
+    cachedSnapshot: s(1.2),
+  };
+
+  it("judges sizes and ratios against their bounds, a throughput gain as a floor", () => {
+    const byName = new Map(judgeCostTargets(figures).map((t) => [t.name, t]));
+    const verdict = (name: string) => met(byName.get(name)!);
+    expect(verdict("retained index heap per belief, 10k principal")).toBe(true);
+    expect(verdict("retained index heap per belief, 100k principal")).toBe(false);
+    expect(verdict("idle RSS, PGlite data directory")).toBe(false);
+    expect(byName.get("embedded in-turn p50 / PostgreSQL in-turn p50, 10k principal")!.value).toBeCloseTo(1.2);
+    expect(verdict("embedded in-turn throughput, concurrency 8 / 1")).toBe(true);
+    expect(met({ ...byName.get("embedded in-turn throughput, concurrency 8 / 1")!, value: 1.4 })).toBe(false);
+    expect(byName.get("in-turn p50, 100k principal / 10k principal")!.value).toBeCloseTo(1.5);
+    expect(verdict("in-turn p50, 100k principal / 10k principal")).toBe(false);
+    expect(formatTargets([byName.get("embedded in-turn throughput, concurrency 8 / 1")!])).toContain("(target ≥ 1.5 x)");
+  });
+
+  it("says not measured where a figure is missing", () => {
+    const targets = judgeCostTargets({ ...figures, embeddedInTurn10k: undefined, idleEphemeralMiB: Number.NaN });
+    const lines = formatTargets(targets).split("\n");
+    expect(lines.filter((l) => l.includes("not measured"))).toHaveLength(2);
+  });
+
+  it("prints the growth of in-turn p50 with size and each alternative as a ratio to our recall", () => {
+    expect(formatGrowth([{ size: "1k", summary: s(2) }, { size: "10k", summary: s(3) }, { size: "100k", summary: s(6) }])).toEqual([
+      "  in-turn p50: 1k 2.00 ms, 10k 3.00 ms, 100k 6.00 ms",
+      "  100k over 1k: 3.00x",
+      "  100k over 10k: 2.00x",
+    ]);
+    expect(formatAlternatives([{ name: "MiniSearch", summary: s(0.5), note: "in process" }], s(2))[0]).toContain("0.25x our in-turn recall p50");
   });
 });
 

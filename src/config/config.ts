@@ -42,6 +42,9 @@ const envSchema = z.object({
   RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
   RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
   RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
+  // The outage spool (PostgreSQL only): see docs/operations.md. Default: the data directory.
+  RECALL_TRACE_SPOOL_DIR: z.string().min(1).optional(),
+  RECALL_TRACE_SPOOL_MB: z.coerce.number().min(0).max(1_048_576).default(256),
   // 10 ms: at one recall every few ms, a 2 ms window wrote each trace alone, and a statement per
   // trace cost the sidecar and PostgreSQL about twice the CPU of a shared one (ADR 0001, sixth follow-up).
   RECALL_TRACE_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(10),
@@ -122,6 +125,8 @@ export interface Config {
     readonly sweepBatch: number;
     /** Returned beliefs not cited within this many hours lose utility. */
     readonly uncitedWindowHours: number;
+    /** Where traces go while PostgreSQL cannot take them; null on PGlite (in-process) or with RECALL_TRACE_SPOOL_MB=0. */
+    readonly spool: { readonly dir: string; readonly maxBytes: number } | null;
   };
   /** Fault injection for tests and drills: the first N trace writes fail. Never set in production. */
   readonly faultTraceWriteFailures: number;
@@ -221,6 +226,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sweepIntervalMs: e.RECALL_TRACE_SWEEP_INTERVAL_MS,
       sweepBatch: e.RECALL_TRACE_SWEEP_BATCH,
       uncitedWindowHours: e.RECALL_UNCITED_WINDOW_HOURS,
+      spool:
+        e.RECALL_DATABASE_URL && e.RECALL_TRACE_SPOOL_MB > 0
+          ? Object.freeze({ dir: e.RECALL_TRACE_SPOOL_DIR ?? e.RECALL_DATA_DIR, maxBytes: Math.round(e.RECALL_TRACE_SPOOL_MB * 1024 * 1024) })
+          : null,
     }),
     faultTraceWriteFailures: e.RECALL_FAULT_TRACE_WRITE_FAILURES ?? 0,
     faultArmDelayMs: Object.freeze(

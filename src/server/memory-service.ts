@@ -237,7 +237,12 @@ export function memoryService(deps: MemoryServiceDeps): ServiceImpl<typeof Memor
         return create(GetTraceResponseSchema, { view: recallTraceViewToProto(view) });
       }
       // A trace still waiting to be written is read from the queue: a trace id just handed out is always found.
-      const trace = deps.traces.pending?.(principal, request.traceId) ?? (await store.getTrace(principal, request.traceId));
+      // One spooled in a database outage is replayed first (UNAVAILABLE while it cannot be).
+      let trace: RecallTrace | null | undefined = deps.traces.pending?.(principal, request.traceId);
+      if (!trace) {
+        await deps.traces.settle?.(principal, (t) => t.id === request.traceId, deadlineAt(ctx));
+        trace = deps.traces.pending?.(principal, request.traceId) ?? (await store.getTrace(principal, request.traceId));
+      }
       // Missing and not-yours are the same answer, so ids reveal nothing.
       if (!trace) throw new NotFoundError("trace not found");
       return create(GetTraceResponseSchema, { trace: recallTraceToProto(trace) });

@@ -45,6 +45,8 @@ import { startTracing } from "../tracing/start-tracing.js";
 import { failingFirstWrites } from "../trace/fault-injection.js";
 import { startSweeper } from "../trace/sweeper.js";
 import { TraceWriter } from "../trace/trace-writer.js";
+import { OutageSpool } from "../trace/outage-spool.js";
+import { TraceSpool } from "../trace/trace-spool.js";
 import { SENSITIVITY } from "../domain/model.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { withBreaker } from "../embed/embedder-breaker.js";
@@ -67,6 +69,8 @@ const TRACE_BATCH_MAX = 200;
 const SWEEP_MAX_BATCHES = 20;
 /** Sessions whose latest snapshot is kept in process (a few KiB each). */
 const SESSION_SNAPSHOTS_MAX = 10_000;
+/** Bounds one batch replayed from the outage spool: a blackholed database must not hold the replay. */
+const SPOOL_REPLAY_TIMEOUT_MS = 5_000;
 /** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
 const MIN_TRACE_FLUSH_MS = 1000;
 /** Background embedder backoff while the embedder fails: 1 s, doubling, at most a minute. */
@@ -135,6 +139,8 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       batchMax: TRACE_BATCH_MAX,
     },
     logger,
+    undefined,
+    await openOutageSpool(config, store, logger),
   );
   registerTraceWriterMetrics(metrics, traces);
   // Each session's snapshot, for the corrections of its in-turn recalls without a round trip.
@@ -244,6 +250,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   // The health status follows the store: NOT_SERVING while it cannot be reached. Each ping is
   // bounded, so a stalled store is noticed within the interval plus the timeout, and no probe is skipped.
   const pingTimeoutMs = Math.min(config.healthTimeoutMs, config.healthIntervalMs);
+  const readsThroughOutage = () => config.traces.spool !== null && config.principalIndex.maxBytes > 0;
   let probing = false;
   const probe = async () => {
     if (probing) return;
@@ -254,7 +261,11 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       health.setAll(ServingStatus.SERVING);
     } catch (err) {
       if (health.get("") !== ServingStatus.NOT_SERVING) logger.error({ err }, "store unreachable: NOT_SERVING");
-      health.setAll(ServingStatus.NOT_SERVING);
+      // Writes wait for the store; reads of loaded principals are still answered while their traces
+      // can go to the outage spool. The overall status follows the store, as before.
+      health.set("", ServingStatus.NOT_SERVING);
+      health.set(MemoryWriteService.typeName, ServingStatus.NOT_SERVING);
+      health.set(MemoryService.typeName, readsThroughOutage() && traces.canRecord ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
     } finally {
       probing = false;
     }
@@ -326,6 +337,18 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       return stopping;
     },
   };
+}
+
+/** The outage spool of the trace writer, when the store is PostgreSQL (docs/operations.md). */
+async function openOutageSpool(config: Config, store: MemoryStore, logger: Logger): Promise<OutageSpool | undefined> {
+  if (config.traces.spool === null) return undefined;
+  const spool = await TraceSpool.open(config.traces.spool.dir, config.traces.spool.maxBytes);
+  return new OutageSpool(
+    spool,
+    (batch, deadlineAt) => store.at(deadlineAt).traces.recordBatch(batch),
+    { retryIntervalMs: config.traces.retryIntervalMs, batchMax: TRACE_BATCH_MAX, writeTimeoutMs: SPOOL_REPLAY_TIMEOUT_MS },
+    logger,
+  );
 }
 
 /** The semantic arm and its background embedder, when RECALL_SEMANTIC=on. */

@@ -4,6 +4,7 @@ import type { Principal, RecallTrace } from "../domain/model.js";
 import type { Logger } from "../log/logger.js";
 import type { TraceRecorder } from "../recall/pipeline.js";
 import { RECALLED_EVENT, recalledEvent } from "../domain/recalled-event.js";
+import type { OutageSpool } from "./outage-spool.js";
 
 /**
  * Records each recall's trace off the critical path, in batches, without
@@ -29,6 +30,11 @@ import { RECALLED_EVENT, recalledEvent } from "../domain/recalled-event.js";
  *   counted. A crash loses the queue: it lives in memory.
  * - A write that outlives `timeoutMs` is logged as slow; the next batch
  *   goes ahead beside it, and its traces keep their queue slots until it settles.
+ * - With an outage spool (outage-spool.ts), a batch that fails because the
+ *   database is unavailable, or outlives the timeout, goes to the local spool
+ *   with everything queued behind it, and so does every new trace until the
+ *   spool is replayed: reads keep answering through an outage, each once its
+ *   trace is on disk, until the spool is full (then UNAVAILABLE, as above).
  */
 
 /** One trace waiting to be written. */
@@ -75,18 +81,24 @@ export interface TraceWriterMetrics {
   dropped: number;
   /** Still queued when shutdown's time was up. */
   lost: number;
+  /** Sent to the outage spool (on disk) because the database could not take them. */
+  spooled: number;
+  /** Written to the database from the spool. */
+  replayed: number;
 }
 
 interface Pending extends QueuedTrace {
   attempts: number;
   /** Written on its own: its batch failed for a reason that was not an outage. */
   solo: boolean;
+  /** On disk in the outage spool: a late outcome of its write changes nothing. */
+  spooled?: boolean;
 }
 
 const samePrincipal = (a: Principal, b: Principal) => a.tenantId === b.tenantId && a.principalId === b.principalId;
 
 export class TraceWriter implements TraceRecorder {
-  readonly metrics: TraceWriterMetrics = { written: 0, batches: 0, slow: 0, failed: 0, retried: 0, refused: 0, dropped: 0, lost: 0 };
+  readonly metrics: TraceWriterMetrics = { written: 0, batches: 0, slow: 0, failed: 0, retried: 0, refused: 0, dropped: 0, lost: 0, spooled: 0, replayed: 0 };
   /** Waiting for a write, oldest first. */
   private readonly queue: Pending[] = [];
   /** Every trace not yet written (queued or being written), by id: what reads go through. */
@@ -104,7 +116,17 @@ export class TraceWriter implements TraceRecorder {
     private readonly options: TraceWriterOptions,
     private readonly logger: Logger,
     private readonly isTransient: (error: unknown) => boolean = isUnavailable,
-  ) {}
+    /** Where traces go while the database cannot take them; without it, they wait in the queue. */
+    private readonly outage?: OutageSpool,
+  ) {
+    // The spool counts into the writer's counters (spooled, replayed).
+    if (outage) outage.metrics = this.metrics;
+  }
+
+  /** False when the outage spool is in use and full: recalls would fail UNAVAILABLE. */
+  get canRecord(): boolean {
+    return !this.outage?.active || this.outage.hasRoom();
+  }
 
   /** Traces waiting to be written: queued, being written, or waiting for a retry. */
   get backlog(): number {
@@ -121,6 +143,8 @@ export class TraceWriter implements TraceRecorder {
    * queue is full. The deadline is not needed: nothing here waits.
    */
   async record(principal: Principal, trace: RecallTrace): Promise<void> {
+    // An outage (or its replay) is on: the trace goes behind the spooled ones, on disk, before the reply.
+    if (this.outage?.active) return this.spoolOne(principal, trace);
     if (this.unwritten.size >= this.options.queueMax) this.refuse(trace);
     const item: Pending = { principal, trace, attempts: 0, solo: false };
     this.queue.push(item);
@@ -140,6 +164,11 @@ export class TraceWriter implements TraceRecorder {
    * until `deadlineAt`. Returns at once when there are none.
    */
   async settle(principal: Principal, match: (t: RecallTrace) => boolean, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
+    // Spooled traces are not indexed: a read that may look for one waits for the replay.
+    if (this.outage?.active) {
+      await raceTimeout(this.outage.drained(), Math.max(0, deadlineAt - Date.now()));
+      if (this.outage.active) throw new UnavailableError("traces of a database outage are still being replayed; retry later");
+    }
     const waiting = () => [...this.unwritten.values()].some((i) => samePrincipal(i.principal, principal) && match(i.trace));
     if (!waiting()) return;
     const until = () => Math.max(0, deadlineAt - Date.now());
@@ -188,6 +217,8 @@ export class TraceWriter implements TraceRecorder {
   }
 
   private async forgetWhere(principal: Principal, sessionMatches: (sessionId: string) => boolean): Promise<number> {
+    // A replay after the delete would bring the explanations back.
+    if (this.outage?.active) throw new UnavailableError("traces of a database outage are still being replayed; retry later");
     const matches = (i: Pending) => samePrincipal(i.principal, principal) && sessionMatches(i.trace.sessionId);
     let forgotten = 0;
     for (let i = this.queue.length - 1; i >= 0; i--) {
@@ -216,6 +247,12 @@ export class TraceWriter implements TraceRecorder {
       await raceTimeout(this.flush(), remaining());
       if (this.queue.length > 0) await delay(Math.min(50, remaining()));
     }
+    // The database is still down: what is left goes to the spool, for the next start, rather than being lost.
+    if (this.outage && this.queue.length > 0) {
+      const left = this.queue.splice(0);
+      await this.divert(left, new UnavailableError("shutdown before the database took these traces"));
+    }
+    await this.outage?.close();
     for (const item of this.queue.splice(0)) {
       this.unwritten.delete(item.trace.id);
       this.metrics.lost += 1;
@@ -259,6 +296,12 @@ export class TraceWriter implements TraceRecorder {
     const outcome = await raceTimeout(write, this.options.timeoutMs);
     if (outcome !== TIMED_OUT) return outcome;
     this.metrics.slow += batch.length;
+    // A database that does not answer (a blackhole) looks like this: a copy goes to the spool, and the
+    // queue behind it. Should the slow write land after all, the replay's copy is ignored (same id).
+    if (this.outage) {
+      void this.divert([...batch, ...this.queue.splice(0)], new UnavailableError("trace write outlived its timeout"));
+      return false;
+    }
     this.logger.warn({ traceIds: batch.map((b) => b.trace.id), waitedMs: this.options.timeoutMs }, "trace write is slow; writing the next batch beside it");
     return true;
   }
@@ -278,7 +321,13 @@ export class TraceWriter implements TraceRecorder {
       // Not bounded by any call's store deadline: the sink is the unbounded store (the timeout above bounds the wait).
       await this.sink.recordBatch(batch);
     } catch (error) {
-      return this.failed(batch, error) === 0;
+      const open = batch.filter((item) => !item.spooled);
+      if (open.length === 0) return false;
+      if (this.outage && this.isTransient(error)) {
+        void this.divert([...open, ...this.queue.splice(0)], error);
+        return false;
+      }
+      return this.failed(open, error) === 0;
     }
     this.metrics.batches += 1;
     for (const item of batch) {
@@ -329,6 +378,42 @@ export class TraceWriter implements TraceRecorder {
     this.timer = undefined;
     this.schedule(0);
     return back.length;
+  }
+
+  /** A new trace during an outage: on disk before the recall answers, or the recall fails UNAVAILABLE. */
+  private async spoolOne(principal: Principal, trace: RecallTrace): Promise<void> {
+    try {
+      await this.outage!.divert([{ principal, trace }], undefined);
+    } catch (error) {
+      this.metrics.refused += 1;
+      this.logger.error({ err: error, traceId: trace.id, metrics: this.metrics }, "trace cannot be spooled; failing the recall");
+      throw new UnavailableError("trace could not be recorded; retry later");
+    }
+  }
+
+  /**
+   * Queued traces to the spool, oldest first; they keep their place in
+   * memory (reads go through it) until they are on disk. When the spool
+   * cannot take them they go back to the queue, to be retried as before.
+   */
+  private async divert(items: Pending[], why: unknown): Promise<void> {
+    if (items.length === 0) return;
+    try {
+      await this.outage!.divert(
+        items.map(({ principal, trace }) => ({ principal, trace })),
+        why,
+      );
+    } catch (error) {
+      this.logger.error({ err: error, traces: items.length }, "traces could not be spooled; they wait in memory for a retry");
+      this.queue.unshift(...items.filter((item) => this.unwritten.has(item.trace.id)));
+      this.retryAt = Date.now() + this.options.retryIntervalMs;
+      this.schedule(0);
+      return;
+    }
+    for (const item of items) {
+      item.spooled = true;
+      this.unwritten.delete(item.trace.id);
+    }
   }
 
   private refuse(trace: RecallTrace): never {

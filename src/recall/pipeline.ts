@@ -18,7 +18,7 @@ import type { SnapshotCache } from "./moments/snapshot-cache.js";
 import type { SessionSnapshots } from "./moments/session-snapshots.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
 import { boundSource, type ArmCandidate, type CandidateRouter } from "../ports/candidate-source.js";
-import { assemble } from "./render/assemble.js";
+import { assemble, type Assembled } from "./render/assemble.js";
 import type { ArmObserver, ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
 import { lexicalArm } from "./arms/lexical.js";
@@ -27,7 +27,7 @@ import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./rank/collapse.js";
 import { matchFromFused, reciprocalRankFusion } from "./rank/fuse.js";
 import { adviseEpisodicSearch } from "./escalation.js";
-import { asHeldThen, eligibilityFilter } from "../domain/hard-filter.js";
+import { asHeldThen, eligibilityFilter, type EligibilityFilter } from "../domain/hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./render/belief-line.js";
@@ -105,15 +105,44 @@ export interface RecallOutcome {
   cachedResult?: RecallResult;
 }
 
-/** Runs a recall: yields each arm's outcome as it finishes, returns the ranked result (already traced). */
+/**
+ * Runs a recall: yields each arm's outcome as it finishes, returns the ranked
+ * result (already traced). Three parts: gather (steps 1-3, the I/O: query,
+ * head, source, arms), decide (steps 4-8, pure: fuse through render) and
+ * record (step 9: the trace, the session's snapshot, the cache).
+ */
 export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerator<ArmOutcome, RecallOutcome> {
-  const { store, policy } = deps;
   const now = deps.clock();
+  const gathered = yield* gather(deps, run, now);
+  if ("cached" in gathered) return await fromCache(deps, run, gathered.cached, now);
+  const decided = await decide(deps, run, gathered, now);
+  return await record(deps, run, gathered, decided, now);
+}
+
+/** What steps 1-3 found: the query as run, where it read, and each arm's outcome. */
+interface Gathered {
+  query: RecallQuery;
+  head: StoreHead;
+  /** The snapshot cache's key of this recall; null when it is not cached. */
+  cacheKey: string | null;
+  /** Each requested subject with its own names (alias-expanded). */
+  subjectGroups: Map<string, string[]>;
+  asOf: Date;
+  filter: EligibilityFilter;
+  policyVersion: string;
+  deltaAfter: number | null;
+  marginMs: number;
+  outcomes: ArmOutcome[];
+  corrections: Correction[];
+}
+
+/** Steps 1-3: the effective query, the head, the source and the arms, yielding each arm as it finishes; or a cache hit. */
+async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGenerator<ArmOutcome, Gathered | { cached: CachedSnapshot }> {
+  const { store, policy } = deps;
   const ctx = run.context;
 
   // 1. Form the query.
   const query = effectiveQuery(run.query, run.kind, policy, ctx);
-  const weights = policy.profiles[query.profile];
   const head = await deps.heads.head(run.principal, run.storeDeadline);
 
   // A session-open snapshot of an unchanged store is served from memory, byte for byte.
@@ -122,7 +151,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       ? snapshotCacheKey(run.principal, query, { ...ctx, sensitivityCeiling: ctx.surface.sensitivityCeiling }, head.position, policy.version)
       : null;
   const cached = cacheKey !== null ? deps.snapshotCache!.get(cacheKey) : undefined;
-  if (cached) return await fromCache(deps, run, cached, now);
+  if (cached) return { cached };
 
   const chosen = deps.candidates ? await deps.candidates.sourceFor(run.principal, head, run.storeDeadline) : store.candidates;
   const source = boundSource(chosen, run.storeDeadline);
@@ -193,6 +222,28 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   // A cancelled call stops here and below: its block would never reach the model, so it is
   // neither finished nor traced (runArms already abandons the arms at the cancel).
   run.signal.throwIfAborted();
+  return { query, head, cacheKey, subjectGroups, asOf, filter, policyVersion, deltaAfter, marginMs, outcomes, corrections };
+}
+
+/** What steps 4-8 made of the arms' outcomes: the ranked lines, what was admitted, and the bytes. */
+interface Decided {
+  /** Candidates the arms found, fused. */
+  fusedCount: number;
+  /** Every ranked line after collapse, admitted or not. */
+  candidates: LineCandidate[];
+  assembled: Assembled<LineCandidate>;
+  correctionsText: string;
+  block: { text: string; tokens: number };
+  rendered: string;
+  items: RecalledBelief[];
+  episodeAdvice: EpisodeSearchAdvice | null;
+}
+
+/** Steps 4-8: fuse, rank, collapse, the safety pass, assemble and render; pure but for the safety scan's yielding. */
+async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date): Promise<Decided> {
+  const { policy } = deps;
+  const { query, outcomes, filter, asOf } = g;
+  const weights = policy.profiles[query.profile];
 
   // 4. Fuse.
   const rows = new Map<string, ArmCandidate>();
@@ -232,7 +283,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
   });
 
   // 8. Assemble to budget and render.
-  const header = renderHeader(asOf, policyVersion, query.knownAt);
+  const header = renderHeader(asOf, g.policyVersion, query.knownAt);
   const limits = {
     maxItems: query.maxItems,
     budgetTokens: query.budgetTokens,
@@ -245,15 +296,15 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       ? assembleSnapshot(candidates, { ...limits, durableShare: policy.snapshotDurableShare, durableTypes: policy.durableTypes })
       : assemble(candidates, limits);
   // Each admitted line was rendered and counted when assembly weighed it.
-  const correctionsText = renderCorrections(corrections);
-  const block = renderedBlock(asOf, policyVersion, assembled.admitted.map((c) => c.line), query.knownAt);
+  const correctionsText = renderCorrections(g.corrections);
+  const block = renderedBlock(asOf, g.policyVersion, assembled.admitted.map((c) => c.line), query.knownAt);
   const rendered = correctionsText + block.text;
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
 
   // Escalation: advise (never run) episodic search. A snapshot has no question to escalate.
   let episodeAdvice: EpisodeSearchAdvice | null = null;
   if (run.kind !== "snapshot") {
-    const answered = answeredSubjects(query.subjects, subjectGroups, items);
+    const answered = answeredSubjects(query.subjects, g.subjectGroups, items);
     episodeAdvice = adviseEpisodicSearch({
       text: query.text,
       subjects: query.subjects,
@@ -262,15 +313,21 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
       reference: query.asOf ?? now,
     });
   }
+  return { fusedCount: fused.length, candidates, assembled, correctionsText, block, rendered, items, episodeAdvice };
+}
 
-  // 9. Trace, recorded in the same pass, bound to the exact bytes.
+/** Step 9: the result and its trace, recorded in the same pass and bound to the exact bytes; then the session's snapshot and the cache. */
+async function record(deps: PipelineDeps, run: RecallRun, g: Gathered, d: Decided, now: Date): Promise<RecallOutcome> {
+  const ctx = run.context;
+  const { query, head, asOf, corrections } = g;
+  const { items, assembled } = d;
   const traceId = randomUUID();
-  const degraded = outcomes.filter((o) => o.degraded).map((o) => o.arm).sort();
+  const degraded = g.outcomes.filter((o) => o.degraded).map((o) => o.arm).sort();
   const result: RecallResult = {
     items,
-    rendered,
+    rendered: d.rendered,
     // Corrections end in a newline, so no token spans them and the block.
-    tokens: countTokens(correctionsText) + block.tokens,
+    tokens: countTokens(d.correctionsText) + d.block.tokens,
     truncated: assembled.droppedForBudget.length > 0,
     armsDegraded: degraded,
     traceId,
@@ -279,7 +336,7 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     corrections,
     asOf,
     knownAt: query.knownAt,
-    episodeAdvice,
+    episodeAdvice: d.episodeAdvice,
   };
   const trace: RecallTrace = {
     id: traceId,
@@ -290,9 +347,9 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     query,
     surfaceId: ctx.surface.surfaceId,
     sensitivityCeiling: ctx.surface.sensitivityCeiling,
-    renderedSha256: sha256Hex(rendered),
-    armLatenciesMs: Object.fromEntries(outcomes.map((o) => [o.arm, o.latencyMs])),
-    candidates: fused.length,
+    renderedSha256: sha256Hex(d.rendered),
+    armLatenciesMs: Object.fromEntries(g.outcomes.map((o) => [o.arm, o.latencyMs])),
+    candidates: d.fusedCount,
     returned: items.map((i) => i.beliefId),
     cited: [],
     droppedForBudget: assembled.droppedForBudget,
@@ -300,27 +357,27 @@ export async function* recall(deps: PipelineDeps, run: RecallRun): AsyncGenerato
     blocked: items.filter((i) => i.blocked).map((i) => i.beliefId),
     // Promotion candidates are the carried beliefs the model then cites: filled in by citations.
     carriedIn: [],
-    retrievalPolicyVersion: policyVersion,
+    retrievalPolicyVersion: g.policyVersion,
     createdAt: now,
     operatorFieldsExpireAt: new Date(now.getTime() + deps.traceRetentionHours * 3_600_000),
-    ranked: candidates.map((c) => toRecalled(c.belief, c.renderLine)),
+    ranked: d.candidates.map((c) => toRecalled(c.belief, c.renderLine)),
     asOf,
     snapshotWatermark: head.position,
-    deltaAfter,
+    deltaAfter: g.deltaAfter,
     corrected: corrections.map((c) => c.beliefId),
-    consideredNotShown: fused.length - items.length,
+    consideredNotShown: d.fusedCount - items.length,
     carried: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
     returnedBands: assembled.admitted.map((c) => c.renderLine.band),
     tool: run.kind === "search" ? SEARCH_TOOL_ID : "",
-    episodeAdvice,
+    episodeAdvice: d.episodeAdvice,
   };
   run.signal.throwIfAborted();
   // Bounded: a slow or failing write is queued for retry, not waited on (trace/trace-writer.ts).
   // It may use half of the margin the arms left; the other half is for the reply.
-  await deps.traces.record(run.principal, trace, run.deadlineAt - marginMs / 2);
+  await deps.traces.record(run.principal, trace, run.deadlineAt - g.marginMs / 2);
   if (trace.moment === "snapshot") deps.sessionSnapshots?.recorded(run.principal, trace);
   // Only complete renders are cached: a degraded one would pin partial results for the session.
-  if (cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(cacheKey, { result, trace });
+  if (g.cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(g.cacheKey, { result, trace });
   return { result, trace };
 }
 

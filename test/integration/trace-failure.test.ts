@@ -37,6 +37,12 @@ async function eventually<T>(probe: () => Promise<T>, ok: (v: T) => boolean, tim
  * trace is written by the retry or at shutdown, and a full queue fails the
  * recall rather than answer untraced.
  */
+/**
+ * The in-memory retry path, as PGlite has it and PostgreSQL with the outage spool off
+ * (outage-spool.test.ts covers the spool, which takes over on PostgreSQL by default).
+ */
+const IN_MEMORY_RETRY = { RECALL_TRACE_SPOOL_MB: "0" };
+
 describe.each(["pglite", "postgres"] as const)("trace write failures over gRPC (%s)", (kind) => {
   async function ownedStorage(): Promise<OwnedStorage & { dispose(): Promise<void> }> {
     if (kind === "postgres") {
@@ -53,7 +59,7 @@ describe.each(["pglite", "postgres"] as const)("trace write failures over gRPC (
   };
 
   it("answers, logs the failure at error with the trace id, and the background retry writes the trace", async () => {
-    const sidecar = await startSidecarProcess(kind, { RECALL_FAULT_TRACE_WRITE_FAILURES: "1", RECALL_TRACE_RETRY_INTERVAL_MS: "100" });
+    const sidecar = await startSidecarProcess(kind, { ...IN_MEMORY_RETRY, RECALL_FAULT_TRACE_WRITE_FAILURES: "1", RECALL_TRACE_RETRY_INTERVAL_MS: "100" });
     const c = connect(sidecar.address);
     try {
       const me = newIdentity();
@@ -90,7 +96,7 @@ describe.each(["pglite", "postgres"] as const)("trace write failures over gRPC (
 
   it("refuses a recall when the retry queue is full, and flushes the queued trace at shutdown", async () => {
     const storage = await ownedStorage();
-    const env = { RECALL_FAULT_TRACE_WRITE_FAILURES: "2", RECALL_TRACE_RETRY_QUEUE_MAX: "1", RECALL_TRACE_RETRY_INTERVAL_MS: "600000" };
+    const env = { ...IN_MEMORY_RETRY, RECALL_FAULT_TRACE_WRITE_FAILURES: "2", RECALL_TRACE_RETRY_QUEUE_MAX: "1", RECALL_TRACE_RETRY_INTERVAL_MS: "600000" };
     const me = newIdentity();
     let queued: Json;
     const first = await startSidecarProcess(kind, env, storage);

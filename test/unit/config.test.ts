@@ -116,7 +116,12 @@ describe("loadConfig: values", () => {
       RECALL_UNCITED_WINDOW_HOURS: "2",
       RECALL_FAULT_TRACE_WRITE_FAILURES: "1",
     });
-    expect(config.traces).toEqual({ writeTimeoutMs: 50, retryQueueMax: 3, retryIntervalMs: 100, flushMs: 0, sweepIntervalMs: 0, sweepBatch: 10, uncitedWindowHours: 2 });
+    expect(config.traces).toEqual({ writeTimeoutMs: 50, retryQueueMax: 3, retryIntervalMs: 100, flushMs: 0, sweepIntervalMs: 0, sweepBatch: 10, uncitedWindowHours: 2, spool: null });
+    // The outage spool is for PostgreSQL: in the data directory unless set, 256 MiB unless set, 0 turns it off.
+    const pg = { RECALL_DATABASE_URL: "postgres://h/db", RECALL_DATA_DIR: "/var/lib/recall" };
+    expect(loadConfig(pg).traces.spool).toEqual({ dir: "/var/lib/recall", maxBytes: 256 * 1024 * 1024 });
+    expect(loadConfig({ ...pg, RECALL_TRACE_SPOOL_DIR: "/spool", RECALL_TRACE_SPOOL_MB: "1" }).traces.spool).toEqual({ dir: "/spool", maxBytes: 1024 * 1024 });
+    expect(loadConfig({ ...pg, RECALL_TRACE_SPOOL_MB: "0" }).traces.spool).toBeNull();
     // A flush delay is a few milliseconds; a second is the most a trace may wait for company.
     expect(() => loadConfig({ RECALL_TRACE_FLUSH_MS: "1001" })).toThrow(/RECALL_TRACE_FLUSH_MS/);
     expect(() => loadConfig({ RECALL_TRACE_FLUSH_MS: "-1" })).toThrow(/RECALL_TRACE_FLUSH_MS/);

@@ -55,6 +55,23 @@ Closing stdin stops it. reset erases every principal: never point it at data you
     },
   },
   {
+    name: "mcp",
+    summary: "an MCP server on stdio for a local host, bound to one principal",
+    help: `usage: recall mcp [--address HOST:PORT | --socket PATH | --ephemeral] --tenant T --principal P
+An MCP server on stdin/stdout for a local host (Claude Desktop or Code, Cursor, VS Code): the tools
+memory_search, memory_recall_episodes and memory_recall, each a gRPC call to a running sidecar as the
+one principal given (docs/mcp.md). Logs go to stderr; stdout carries the protocol only.
+  --address HOST:PORT   the sidecar (default RECALL_HOST:RECALL_PORT)
+  --socket PATH         the sidecar's Unix socket (RECALL_SOCKET_PATH) instead
+  --ephemeral           start a sidecar in this process on an empty in-memory store with the demo
+                        memory (principal demo-tenant/andy unless given)
+  --scope PROJECT       the project the host works in (the searches' and recalls' current scope)
+  --session ID          the session the calls are recorded under (default: one per process)
+  --deadline-ms N       each call's deadline, retries on UNAVAILABLE included (default 5000)
+  --tenant T, --principal P   the principal (default: RECALL_TENANT_ID, RECALL_PRINCIPAL_ID)`,
+    run: async (args, config) => (await import("./mcp.js")).runMcp(config, args),
+  },
+  {
     name: "demo",
     summary: "the sidecar on the embedded store with demo memories",
     help: `usage: recall demo [--once]

@@ -61,6 +61,8 @@ const envSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).default("recall"),
   // The query text on the read RPCs' spans (gen_ai.memory.query.text): user data, so off unless asked for.
   RECALL_OTEL_CAPTURE_QUERY: z.enum(["off", "on"]).default("off"),
+  // The MCP endpoint (POST /mcp, Streamable HTTP) on the sidecar's port: see docs/mcp.md.
+  RECALL_MCP: z.enum(["off", "on"]).default("off"),
   // The semantic arm (off by default): see "The semantic arm" in the README.
   RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
   RECALL_EMBEDDER: z.enum(["openai", "hashed"]).default("openai"),
@@ -136,6 +138,8 @@ export interface Config {
   readonly semantic: SemanticConfig | null;
   /** OpenTelemetry span export; null (off, and the SDK never loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   readonly tracing: { readonly serviceName: string; readonly captureQuery: boolean } | null;
+  /** Serve MCP (Streamable HTTP) at /mcp on the sidecar's port (docs/mcp.md). */
+  readonly mcp: boolean;
   /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
   readonly limits: EdgeLimits;
   /** Where tenant and principal come from (see "Who may call" in the README). */
@@ -247,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
       ? Object.freeze({ serviceName: e.OTEL_SERVICE_NAME, captureQuery: e.RECALL_OTEL_CAPTURE_QUERY === "on" })
       : null,
+    mcp: e.RECALL_MCP === "on",
     limits: edgeLimits(e),
     identity: edge.identity,
     tls: edge.tls,

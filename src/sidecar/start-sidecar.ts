@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Config } from "../config/config.js";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../gen/grpc/health/v1/health_pb.js";
@@ -14,7 +15,7 @@ import { RETRIEVAL_POLICY } from "../recall/policy.js";
 import { HealthStatus, registerHealth } from "../server/health.js";
 import { mapDecodeErrors } from "../server/wire/decode-errors.js";
 import { identityInterceptor } from "../server/identity/identity.js";
-import { identitySetup } from "../server/identity/identity-setup.js";
+import { identitySetup, type IdentitySetup } from "../server/identity/identity-setup.js";
 import { listen, type RunningServer } from "../server/listen.js";
 import { memoryService } from "../server/memory-service.js";
 import { registerReflection } from "../server/reflection.js";
@@ -156,6 +157,41 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
   const { semantic, backfill } = startSemantic(config, store, logger);
 
+  const interceptors = [
+    ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer, { captureQuery: config.tracing!.captureQuery })] : []),
+    rpcMetricsInterceptor(metrics),
+    requestLogInterceptor(logger),
+    // The inspector page's session cookie names its principal; every other call is as before.
+    identityInterceptor(page?.gate ? page.gate.identitySource(identity.source) : identity.source),
+    stringCheckInterceptor(),
+    storeDeadlineInterceptor(config.deadline),
+  ];
+  const memory = memoryService({
+    store,
+    traces,
+    policy: RETRIEVAL_POLICY,
+    clock,
+    traceRetentionHours: config.traceOperatorRetentionHours,
+    defaultSensitivityCeiling: config.defaultSensitivityCeiling,
+    deadline: config.deadline,
+    onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
+    armDelayMs: config.faultArmDelayMs,
+    heads,
+    snapshotCache,
+    sessionSnapshots,
+    armObserver: tracing ? allObservers([armMetrics(metrics), tracing.spans.armSpans(tracing.tracer)]) : armMetrics(metrics),
+    candidates: indexes,
+    ...(semantic ? { semantic } : {}),
+  });
+  const memoryRoutes = (router: ConnectRouter) => {
+    router.service(MemoryService, memory);
+    // Search is the model-facing tool: its JSON form refuses unknown keys (such as the old
+    // `belief_types`) instead of dropping them. Registered after the service, so it replaces that route.
+    router.rpc(MemoryService.method.search, memory.search, { jsonOptions: { ignoreUnknownFields: false } });
+  };
+  // GET /metrics (Prometheus text) on the same port, and /mcp when RECALL_MCP=on; everything else unknown is a 404.
+  const fallback = config.mcp ? await mcpEndpoint(config, identity, interceptors, memoryRoutes, metricsEndpoint(metrics)) : metricsEndpoint(metrics);
+
   const handler = connectNodeAdapter({
     grpc: true,
     grpcWeb: true,
@@ -167,39 +203,10 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     // Checked against each message's length prefix, so a larger one is refused before it is read.
     readMaxBytes: config.limits.readMaxBytes,
     ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
-    // GET /metrics (Prometheus text) on the same port; everything else unknown is a 404.
-    fallback: metricsEndpoint(metrics),
-    interceptors: [
-      ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer, { captureQuery: config.tracing!.captureQuery })] : []),
-      rpcMetricsInterceptor(metrics),
-      requestLogInterceptor(logger),
-      // The inspector page's session cookie names its principal; every other call is as before.
-      identityInterceptor(page?.gate ? page.gate.identitySource(identity.source) : identity.source),
-      stringCheckInterceptor(),
-      storeDeadlineInterceptor(config.deadline),
-    ],
+    fallback,
+    interceptors,
     routes(router) {
-      const memory = memoryService({
-        store,
-        traces,
-        policy: RETRIEVAL_POLICY,
-        clock,
-        traceRetentionHours: config.traceOperatorRetentionHours,
-        defaultSensitivityCeiling: config.defaultSensitivityCeiling,
-        deadline: config.deadline,
-        onArmError: (arm, err) => logger.warn({ arm, err }, "recall arm failed; degraded"),
-        armDelayMs: config.faultArmDelayMs,
-        heads,
-        snapshotCache,
-        sessionSnapshots,
-        armObserver: tracing ? allObservers([armMetrics(metrics), tracing.spans.armSpans(tracing.tracer)]) : armMetrics(metrics),
-        candidates: indexes,
-        ...(semantic ? { semantic } : {}),
-      });
-      router.service(MemoryService, memory);
-      // Search is the model-facing tool: its JSON form refuses unknown keys (such as the old
-      // `belief_types`) instead of dropping them. Registered after the service, so it replaces that route.
-      router.rpc(MemoryService.method.search, memory.search, { jsonOptions: { ignoreUnknownFields: false } });
+      memoryRoutes(router);
       router.service(MemoryWriteService, writeService({
           store,
           clock,
@@ -349,6 +356,25 @@ async function openOutageSpool(config: Config, store: MemoryStore, logger: Logge
     { retryIntervalMs: config.traces.retryIntervalMs, batchMax: TRACE_BATCH_MAX, writeTimeoutMs: SPOOL_REPLAY_TIMEOUT_MS },
     logger,
   );
+}
+
+/**
+ * MCP over Streamable HTTP at /mcp (RECALL_MCP=on): the tool calls run through a router of their
+ * own holding the memory routes, with the same interceptors as every RPC. Loaded only when on.
+ */
+async function mcpEndpoint(
+  config: Config,
+  identity: IdentitySetup,
+  interceptors: Interceptor[],
+  memoryRoutes: (router: ConnectRouter) => void,
+  otherwise: ReturnType<typeof metricsEndpoint>,
+) {
+  const { withMcpEndpoint } = await import("../mcp/http-endpoint.js");
+  const router = createConnectRouter({ interceptors, readMaxBytes: config.limits.readMaxBytes });
+  memoryRoutes(router);
+  mapDecodeErrors(router);
+  const options = { router, identity, mode: config.identity.mode, deadlineMs: config.deadline.defaultMs, maxBodyBytes: config.limits.readMaxBytes };
+  return withMcpEndpoint(options, otherwise);
 }
 
 /** The semantic arm and its background embedder, when RECALL_SEMANTIC=on. */

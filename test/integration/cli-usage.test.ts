@@ -22,7 +22,7 @@ function recall(args: string[], env: Record<string, string>): Promise<Ran> {
   });
 }
 
-const COMMANDS = ["serve", "demo", "ui", "import", "health", "eval", "report", "trace", "delete-session", "hints", "promotions", "events", "erase", "sweep"];
+const COMMANDS = ["serve", "mcp", "demo", "ui", "import", "health", "eval", "report", "trace", "delete-session", "hints", "promotions", "events", "erase", "sweep"];
 
 /** What a user gets wrong is one line and an exit code, never a stack trace or a half-done action. */
 describe("recall CLI usage", () => {

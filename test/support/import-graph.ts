@@ -18,7 +18,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["recall"],
   ["trace", "eval"],
   ["server"],
-  ["inspect", "metrics", "tracing"],
+  ["inspect", "metrics", "tracing", "mcp"],
   ["sidecar"],
   ["testing"],
   ["cli"],

@@ -287,7 +287,13 @@ describe("loadConfig: the opt-ins of issue 39", () => {
     expect(opted.tracing).toMatchObject({ captureQuery: true });
   });
 
+  it("/mcp stays off unless asked for", () => {
+    expect(loadConfig({}).mcp).toBe(false);
+    expect(loadConfig({ RECALL_MCP: "on" }).mcp).toBe(true);
+  });
+
   it("refuses anything but on and off, naming the variable", () => {
     expect(configError({ RECALL_OTEL_CAPTURE_QUERY: "yes" }).message).toContain("RECALL_OTEL_CAPTURE_QUERY");
+    expect(configError({ RECALL_MCP: "true" }).message).toContain("RECALL_MCP");
   });
 });

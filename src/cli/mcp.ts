@@ -1,0 +1,110 @@
+import { randomUUID } from "node:crypto";
+import * as net from "node:net";
+import { parseArgs } from "node:util";
+import { createClient, type Transport } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Config } from "../config/config.js";
+import { MemoryService } from "../gen/memory/v1/memory_service_pb.js";
+import { MemoryWriteService } from "../gen/memory/v1/write_service_pb.js";
+import { createLogger } from "../log/logger.js";
+import { startSidecar, type Sidecar } from "../sidecar/start-sidecar.js";
+import { memoryCalls } from "../mcp/memory-calls.js";
+import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from "../mcp/server-info.js";
+import { registerMemoryTools } from "../mcp/tools.js";
+import { DEFAULT_RETRY } from "../sdk/retry.js";
+import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
+import { DEMO_PRINCIPAL, DEMO_TENANT, demoBeliefs, demoEpisodes } from "./demo-memories.js";
+import { PRINCIPAL_OPTIONS } from "./store-command.js";
+import { UsageError } from "./usage-error.js";
+
+/**
+ * `recall mcp`: an MCP server on stdin/stdout for a local host (Claude
+ * Desktop or Code, Cursor, VS Code), bound to one tenant and principal. Each
+ * tool call is a gRPC call to a running sidecar (its TCP address or Unix
+ * socket), with the principal's identity headers; `--ephemeral` starts a
+ * sidecar of its own, in this process, on an empty in-memory store loaded
+ * with the demo memory. stdout carries the protocol only: logs go to stderr.
+ */
+export async function runMcp(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      ...PRINCIPAL_OPTIONS,
+      address: { type: "string" },
+      socket: { type: "string" },
+      ephemeral: { type: "boolean", default: false },
+      scope: { type: "string" },
+      session: { type: "string" },
+      "deadline-ms": { type: "string", default: "5000" },
+    },
+  });
+  const targets = [values.address, values.socket, values.ephemeral || undefined].filter((t) => t !== undefined);
+  if (targets.length > 1) throw new UsageError("--address, --socket and --ephemeral exclude each other");
+  const deadlineMs = Number(values["deadline-ms"]);
+  if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) throw new UsageError("--deadline-ms must be a positive integer");
+  const tenantId = values.tenant ?? (values.ephemeral ? DEMO_TENANT : undefined);
+  const principalId = values.principal ?? (values.ephemeral ? DEMO_PRINCIPAL : undefined);
+  if (!tenantId || !principalId) throw new UsageError("--tenant and --principal (or RECALL_TENANT_ID and RECALL_PRINCIPAL_ID) are required");
+  const headers = { "x-tenant-id": tenantId, "x-principal-id": principalId };
+
+  const sidecar = values.ephemeral ? await startEphemeral(config) : undefined;
+  const { transport, close } = sidecar
+    ? grpcTransport(`http://127.0.0.1:${sidecar.port}`)
+    : values.socket
+      ? grpcTransport("http://localhost", values.socket)
+      : grpcTransport(`http://${values.address ?? defaultAddress(config)}`);
+  if (sidecar) await loadDemoMemory(transport, headers);
+
+  const server = new McpServer(MCP_SERVER_INFO, { instructions: MCP_INSTRUCTIONS });
+  const calls = memoryCalls(createClient(MemoryService, transport), { deadlineMs, retry: DEFAULT_RETRY, headers });
+  registerMemoryTools(server, calls, { sessionId: values.session ?? `mcp-${randomUUID()}`, scope: values.scope });
+  const stdio = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    stdio.onclose = resolve;
+    // The host closing our stdin is the end of the session.
+    process.stdin.once("end", resolve);
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
+  await server.connect(stdio);
+  await closed;
+  await server.close();
+  close();
+  await sidecar?.stop();
+  return 0;
+}
+
+/** RECALL_HOST:RECALL_PORT, a wildcard host reached through loopback. */
+function defaultAddress(config: Config): string {
+  const host = ["0.0.0.0", "::", ""].includes(config.listen.host) ? "127.0.0.1" : config.listen.host;
+  return `${host.includes(":") ? `[${host}]` : host}:${config.listen.port}`;
+}
+
+/** gRPC over HTTP/2 cleartext, to a TCP address or through a Unix socket. */
+function grpcTransport(baseUrl: string, socketPath?: string): { transport: Transport; close: () => void } {
+  const sessions = new Http2SessionManager(baseUrl, undefined, socketPath ? { createConnection: () => net.connect(socketPath) } : undefined);
+  return { transport: createGrpcTransport({ baseUrl, sessionManager: sessions }), close: () => sessions.abort() };
+}
+
+/** A sidecar in this process on an empty in-memory store, on a free loopback port; its logs (stderr) only from warn up. */
+async function startEphemeral(config: Config): Promise<Sidecar> {
+  const ephemeral: Config = {
+    ...config,
+    listen: { host: "127.0.0.1", port: 0, socketPath: undefined },
+    metricsPort: undefined,
+    store: { kind: "pglite", dataDir: EPHEMERAL_DATA_DIR },
+    identity: { mode: "headers", allowUnverified: false },
+    tls: null,
+    mcp: false,
+  };
+  return startSidecar(ephemeral, createLogger(config.logLevel === "info" ? "warn" : config.logLevel));
+}
+
+/** The demo memory (`recall demo`'s), written for the bound principal over gRPC. */
+async function loadDemoMemory(transport: Transport, headers: Record<string, string>): Promise<void> {
+  const write = createClient(MemoryWriteService, transport);
+  await write.putBeliefs({ beliefs: demoBeliefs() }, { headers, timeoutMs: 30_000 });
+  await write.appendEpisodes({ episodes: demoEpisodes() }, { headers, timeoutMs: 30_000 });
+}

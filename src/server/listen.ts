@@ -84,9 +84,14 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
       // Answered before the request was all read (too large, refused, say): the rest is not wanted,
       // and a half-open stream would hold its slot and its flow-control window. RST_STREAM NO_ERROR
       // says exactly that (RFC 9113 8.1), after the answer.
+      // Then the stream is destroyed: one whose readable side never ends (its body unread) is never
+      // destroyed by Node after close() (no "close"), and would hold its connection, and shutdown,
+      // to the end of the grace period.
       const resetUnread = () =>
         setImmediate(() => {
-          if (!req.stream.closed && !req.readableEnded) req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          if (req.readableEnded || req.stream.destroyed) return;
+          if (!req.stream.closed) req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          setImmediate(() => req.stream.destroy());
         });
       req.stream.once("wantTrailers", resetUnread);
       res.once("finish", resetUnread);

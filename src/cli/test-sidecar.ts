@@ -10,6 +10,14 @@ import { firstMessageOf, stdioChannel } from "../testing/sidecar-channel.js";
 export async function runTestSidecar(): Promise<number> {
   const channel = stdioChannel();
   const first = firstMessageOf(channel);
-  const { runSidecarChild } = await import("../testing/sidecar-child-run.js");
-  return (await runSidecarChild(channel, first)) ? 0 : 1;
+  try {
+    const { runSidecarChild } = await import("../testing/sidecar-child-run.js");
+    return (await runSidecarChild(channel, first)) ? 0 : 1;
+  } catch (error) {
+    // A broken install (a module that does not load): say so and let go of stdin, or the open
+    // channel would keep the process, and the test waiting for it, alive until a timeout.
+    channel.send({ type: "failed", message: error instanceof Error ? error.message : String(error) });
+    channel.close();
+    throw error;
+  }
 }

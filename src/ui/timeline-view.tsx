@@ -6,7 +6,7 @@ import { BeliefStatus } from "../gen/memory/v1/types_pb.js";
 import { inspect } from "./api.js";
 import type { Navigate } from "./app.js";
 import { viewingSurface, type Ceiling } from "./ceiling.js";
-import { STATUS_WORDS } from "./words.js";
+import { STATUS_WORDS, WITHHELD_WORDS } from "./words.js";
 
 /**
  * Timeline: each belief as a bar over its valid time (when it held), with a
@@ -115,12 +115,12 @@ export function TimelineView(props: { go: Navigate; ceiling: Ceiling }) {
             const status = BeliefStatus[belief.status].toLowerCase();
             return (
               <g class={`row status-${status}${dim ? " dim" : ""}${heldThen?.has(belief.beliefId) ? " held" : ""}`} data-belief-id={belief.beliefId}>
-                <title>{`${belief.statement} (${STATUS_WORDS[belief.status]})`}</title>
+                <title>{`${labelOf(b)} (${STATUS_WORDS[belief.status]})`}</title>
                 <rect class="bar" x={x0} y={y(i) + 16} width={Math.max(3, x1 - x0)} height={8} rx={3} />
                 <circle class="learned" cx={x(ms(belief.recordedAt)!)} cy={y(i) + 20} r={3.5} />
                 <text x={Math.min(x0, width - 200)} y={y(i) + 11} class="label">
                   <a href="#memory" onClick={(e) => (e.preventDefault(), props.go.belief(belief.beliefId))}>
-                    {clip(belief.statement, Math.floor(width / 7))}
+                    {clip(labelOf(b), Math.floor(width / 7))}
                   </a>
                 </text>
               </g>
@@ -136,6 +136,11 @@ export function TimelineView(props: { go: Navigate; ceiling: Ceiling }) {
       )}
     </section>
   );
+}
+
+/** The statement, or why the safety pass keeps it from the agent (and from this page). */
+function labelOf(b: InspectedBelief): string {
+  return b.withheldBySafety ? `[withheld from the agent: ${WITHHELD_WORDS[b.withheldBySafety] ?? b.withheldBySafety}]` : b.belief!.statement;
 }
 
 function clip(text: string, max: number): string {

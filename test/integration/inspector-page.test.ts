@@ -106,6 +106,7 @@ describe("memory inspector page (demo, Chromium)", () => {
   it("opens with the token, as a cookie only the page's origin sends, under a strict CSP and no-store", async () => {
     const { context, page } = await open(login);
     await shows(page.getByTestId("principal"), "andy");
+    expect(await page.locator("body").textContent()).not.toContain("Loading the memory inspector");
     // The token left the address bar.
     expect(page.url()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/(#\w+)?$/);
     const [cookie] = await context.cookies();

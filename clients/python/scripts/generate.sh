@@ -16,7 +16,7 @@ PYTHON=${PYTHON:-python3}
 
 # One environment per set of pins, reused across runs.
 pins=$(sha256sum "$requirements" | cut -c1-12)
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/recall/python-generate-$pins"
+venv="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/recall/python-generate-$pins"
 if [ ! -x "$venv/bin/protoc-gen-mypy" ]; then
   rm -rf "$venv"
   "$PYTHON" -m venv "$venv"

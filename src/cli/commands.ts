@@ -68,6 +68,8 @@ one principal given (docs/mcp.md). Logs go to stderr; stdout carries the protoco
   --scope PROJECT       the project the host works in (the searches' and recalls' current scope)
   --session ID          the session the calls are recorded under (default: one per process)
   --deadline-ms N       each call's deadline, retries on UNAVAILABLE included (default 5000)
+  --token-file FILE     a sidecar in jwt mode: send the token in FILE (read again for each call);
+                        the token names the principal (--address may be https://HOST:PORT)
   --tenant T, --principal P   the principal (default: RECALL_TENANT_ID, RECALL_PRINCIPAL_ID)`,
     run: async (args, config) => (await import("./mcp.js")).runMcp(config, args),
   },

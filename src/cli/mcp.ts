@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import * as net from "node:net";
 import { parseArgs } from "node:util";
 import { createClient, type Transport } from "@connectrpc/connect";
@@ -38,27 +39,34 @@ export async function runMcp(config: Config, args: string[]): Promise<number> {
       scope: { type: "string" },
       session: { type: "string" },
       "deadline-ms": { type: "string", default: "5000" },
+      "token-file": { type: "string" },
     },
   });
   const targets = [values.address, values.socket, values.ephemeral || undefined].filter((t) => t !== undefined);
   if (targets.length > 1) throw new UsageError("--address, --socket and --ephemeral exclude each other");
   const deadlineMs = Number(values["deadline-ms"]);
   if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) throw new UsageError("--deadline-ms must be a positive integer");
+  const tokenFile = values["token-file"];
+  if (tokenFile && values.ephemeral) throw new UsageError("--token-file is for a sidecar in jwt mode, not --ephemeral");
   const tenantId = values.tenant ?? (values.ephemeral ? DEMO_TENANT : undefined);
   const principalId = values.principal ?? (values.ephemeral ? DEMO_PRINCIPAL : undefined);
-  if (!tenantId || !principalId) throw new UsageError("--tenant and --principal (or RECALL_TENANT_ID and RECALL_PRINCIPAL_ID) are required");
-  const headers = { "x-tenant-id": tenantId, "x-principal-id": principalId };
+  if (!tokenFile && (!tenantId || !principalId)) {
+    throw new UsageError("--tenant and --principal (or RECALL_TENANT_ID and RECALL_PRINCIPAL_ID) are required, or --token-file");
+  }
+  const headers = identityHeaders(tenantId, principalId, tokenFile === undefined ? undefined : await readToken(tokenFile));
 
   const sidecar = values.ephemeral ? await startEphemeral(config) : undefined;
   const { transport, close } = sidecar
     ? grpcTransport(`http://127.0.0.1:${sidecar.port}`)
     : values.socket
       ? grpcTransport("http://localhost", values.socket)
-      : grpcTransport(`http://${values.address ?? defaultAddress(config)}`);
+      : grpcTransport(withScheme(values.address ?? defaultAddress(config)));
   if (sidecar) await loadDemoMemory(transport, headers);
+  // A token is read again before each call, so a token file that is renewed in place keeps working.
+  const callHeaders = tokenFile === undefined ? headers : async () => identityHeaders(tenantId, principalId, await readToken(tokenFile));
 
   const server = new McpServer(MCP_SERVER_INFO, { instructions: MCP_INSTRUCTIONS });
-  const calls = memoryCalls(createClient(MemoryService, transport), { deadlineMs, retry: DEFAULT_RETRY, headers });
+  const calls = memoryCalls(createClient(MemoryService, transport), { deadlineMs, retry: DEFAULT_RETRY, headers: callHeaders });
   registerMemoryTools(server, calls, { sessionId: values.session ?? `mcp-${randomUUID()}`, scope: values.scope });
   const stdio = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
@@ -74,6 +82,26 @@ export async function runMcp(config: Config, args: string[]): Promise<number> {
   close();
   await sidecar?.stop();
   return 0;
+}
+
+/** The identity a call carries: the headers as given and, with a token, the bearer token (which the sidecar verifies). */
+function identityHeaders(tenantId: string | undefined, principalId: string | undefined, token: string | undefined): Record<string, string> {
+  return {
+    ...(tenantId ? { "x-tenant-id": tenantId } : {}),
+    ...(principalId ? { "x-principal-id": principalId } : {}),
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  };
+}
+
+async function readToken(path: string): Promise<string> {
+  const token = (await readFile(path, "utf8")).trim();
+  if (token === "") throw new UsageError(`--token-file ${path} is empty`);
+  return token;
+}
+
+/** HOST:PORT is plaintext HTTP/2; an https:// address is TLS (a jwt-mode sidecar beyond loopback). */
+function withScheme(address: string): string {
+  return /^https?:\/\//.test(address) ? address : `http://${address}`;
 }
 
 /** RECALL_HOST:RECALL_PORT, a wildcard host reached through loopback. */

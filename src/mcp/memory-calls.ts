@@ -31,17 +31,18 @@ export interface MemoryCallOptions {
   /** Each call's deadline, retries included. */
   deadlineMs: number;
   retry: RetryPolicy;
-  /** Sent with every call (the identity headers, when the client does not add them itself). */
-  headers?: Record<string, string>;
+  /** Sent with every call (the identity headers, when the client does not add them itself); a function is asked each call. */
+  headers?: Record<string, string> | (() => Promise<Record<string, string>>);
 }
 
 export function memoryCalls(client: Client<typeof MemoryService>, options: MemoryCallOptions): MemoryCalls {
-  const headers = options.headers ?? {};
+  const fixed = options.headers;
+  const headersNow = typeof fixed === "function" ? fixed : async () => fixed ?? {};
   const call = <T>(method: string, send: (timeoutMs: number) => Promise<T>, canRetry?: () => boolean) =>
     withDeadline(method, options.deadlineMs, options.retry, send, canRetry);
   return {
-    search: (request) => call("MemoryService.Search", (timeoutMs) => client.search(request, { timeoutMs, headers })),
-    recallEpisodes: (request) => call("MemoryService.RecallEpisodes", (timeoutMs) => client.recallEpisodes(request, { timeoutMs, headers })),
+    search: (request) => call("MemoryService.Search", async (timeoutMs) => client.search(request, { timeoutMs, headers: await headersNow() })),
+    recallEpisodes: (request) => call("MemoryService.RecallEpisodes", async (timeoutMs) => client.recallEpisodes(request, { timeoutMs, headers: await headersNow() })),
     recall: (request) => {
       let started = false;
       return call(
@@ -49,7 +50,7 @@ export function memoryCalls(client: Client<typeof MemoryService>, options: Memor
         async (timeoutMs) => {
           let result: RecallResult | undefined;
           // Read to the end (not left at the result): a stream left open would end as CANCELLED.
-          for await (const event of client.recall(request, { timeoutMs, headers })) {
+          for await (const event of client.recall(request, { timeoutMs, headers: await headersNow() })) {
             started = true;
             if (event.event.case === "result") result = event.event.value;
           }

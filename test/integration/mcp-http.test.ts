@@ -1,9 +1,12 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import * as http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, failure, unary, type Clients } from "../support/grpc-client.js";
 import { beliefMsg } from "../support/grpc-fixtures.js";
-import { mcpOverHttp, textOf } from "../support/mcp-client.js";
+import { mcpOverHttp, mcpOverStdio, textOf } from "../support/mcp-client.js";
 import { mcpToolContract } from "../support/mcp-contract.js";
 import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
 
@@ -126,6 +129,28 @@ describe("/mcp on the sidecar, JWT identity", () => {
     } finally {
       await mine.close();
       await theirs.close();
+    }
+  });
+
+  it("recall mcp --token-file calls a jwt-mode sidecar as the token's principal, reading the file again for each call", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "recall-mcp-token-"));
+    const file = join(dir, "token");
+    const andy = await token("andy");
+    await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg({ subject: "Andy", statement: "Andy's bike lock code is 9931." })] }, { token: andy });
+    await writeFile(file, `${andy}\n`);
+    const mcp = await mcpOverStdio(["--address", sidecar.address, "--token-file", file]);
+    try {
+      expect(textOf(await mcp.call("memory_search", { text: "bike lock code", subjects: ["Andy"] }))).toContain("9931");
+      // The file renewed in place, now naming another principal: the next call is that principal's.
+      await writeFile(file, await token("bob"));
+      const asBob = await mcp.call("memory_search", { text: "bike lock code", subjects: ["Andy"] });
+      expect(asBob.isError).toBeFalsy();
+      expect(JSON.stringify(asBob)).not.toContain("9931");
+      await writeFile(file, "not.a.jwt");
+      expect(textOf(await mcp.call("memory_search", { text: "bike lock code" }))).toMatch(/^UNAUTHENTICATED: bearer token rejected/);
+    } finally {
+      await mcp.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

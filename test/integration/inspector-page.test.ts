@@ -138,6 +138,24 @@ describe("memory inspector page (demo, Chromium)", () => {
     await context.close();
   });
 
+  it("works with the keyboard alone: tabs move with the arrow keys, a search result opens with Enter", async () => {
+    const { context, page } = await open(login);
+    await page.getByRole("tab", { name: "Memory" }).focus();
+    await page.keyboard.press("ArrowRight");
+    await page.locator('#tab-timeline[aria-selected="true"]').waitFor(WAIT);
+    expect(await page.evaluate("document.activeElement.id")).toBe("tab-timeline");
+    await page.keyboard.press("ArrowLeft");
+    await page.locator('#tab-memory[aria-selected="true"]').waitFor(WAIT);
+    await page.getByLabel("Search memory").focus();
+    await page.keyboard.type("which editor does Andy use");
+    await page.keyboard.press("Enter");
+    await shows(page.getByTestId("search-results"), "Andy's editor is Helix.");
+    for (let i = 0; i < 10 && (await page.evaluate("document.activeElement.textContent")) !== "Andy's editor is Helix."; i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await shows(page.getByTestId("belief-detail"), "It replaced");
+    await context.close();
+  });
+
   it("shows what the agent saw in turn t-7 and why: the user view, and the operator's trace with the block byte for byte", async () => {
     const { context, page } = await open(login);
     await page.getByRole("tab", { name: "Turns" }).click();

@@ -31,8 +31,10 @@ const DIST = fileURLToPath(new URL("../", import.meta.url));
  * catch`), so Connect JSON with a lone surrogate was accepted
  * (test/integration/hostile-input.test.ts). A library bundled here must not
  * rely on a discarded call throwing (zod's URL check uses the URL it parses).
+ * ONNX Runtime (the local embedder's thread) loads its native binding from
+ * beside its own module.
  */
-const EXTERNAL = [/^@electric-sql\//, /^@opentelemetry\/(?!api$)/, /^@bufbuild\/protobuf/];
+const EXTERNAL = [/^onnxruntime-node$/, /^@electric-sql\//, /^@opentelemetry\/(?!api$)/, /^@bufbuild\/protobuf/];
 
 await rm(`${DIST}chunks`, { recursive: true, force: true });
 await build({

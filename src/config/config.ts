@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "../domain/semantic-calibration.js";
+import { defaultModelDir } from "./model-cache.js";
 import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type IdentityConfig, type TlsConfig } from "./edge-config.js";
 
 /**
@@ -65,7 +66,12 @@ const envSchema = z.object({
   RECALL_MCP: z.enum(["off", "on"]).default("off"),
   // The semantic arm (off by default): see "The semantic arm" in the README.
   RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
-  RECALL_EMBEDDER: z.enum(["openai", "hashed"]).default("openai"),
+  RECALL_EMBEDDER: z.enum(["openai", "local", "hashed"]).default("openai"),
+  // RECALL_EMBEDDER=local: the model folder (default: where `npm run model:fetch` puts it, under
+  // RECALL_MODEL_CACHE) and the worker's threads.
+  RECALL_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
+  RECALL_MODEL_CACHE: z.string().min(1).optional(),
+  RECALL_EMBEDDER_THREADS: positiveInt.max(64).default(1),
   RECALL_EMBEDDINGS_URL: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   RECALL_EMBEDDINGS_MODEL: z.string().min(1).optional(),
   RECALL_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
@@ -158,7 +164,16 @@ export interface SemanticConfig {
         /** Sent as a Bearer token. Never logged: the property is not enumerable. */
         readonly apiKey: string | undefined;
       }
+    | {
+        readonly kind: "local";
+        /** A sentence-transformers folder with model.onnx (src/embed/local-model-folder.ts). */
+        readonly modelDir: string;
+        readonly threads: number;
+        /** RECALL_EMBEDDING_DIMENSIONS when set: the model's must match (checked when the embedder is made). */
+        readonly expectedDimensions: number | undefined;
+      }
     | { readonly kind: "hashed" };
+  /** Of the openai and hashed embedders (a local model's is its own). */
   readonly dimensions: number;
   /** Bounds one background embedding request (a query's embedding is bounded by the recall's deadline). */
   readonly timeoutMs: number;
@@ -278,7 +293,12 @@ function semanticConfig(e: z.infer<typeof envSchema>): SemanticConfig {
   const embedder: SemanticConfig["embedder"] =
     e.RECALL_EMBEDDER === "openai"
       ? withHiddenKey({ kind: "openai", baseUrl: e.RECALL_EMBEDDINGS_URL!, model: e.RECALL_EMBEDDINGS_MODEL! }, e.RECALL_EMBEDDINGS_API_KEY)
-      : Object.freeze({ kind: "hashed" as const });
+      : e.RECALL_EMBEDDER === "local"
+        ? Object.freeze({ kind: "local" as const, modelDir: e.RECALL_EMBEDDING_MODEL_DIR ?? defaultModelDir(e.RECALL_MODEL_CACHE),
+            threads: e.RECALL_EMBEDDER_THREADS,
+            expectedDimensions: e.RECALL_EMBEDDING_DIMENSIONS,
+          })
+        : Object.freeze({ kind: "hashed" as const });
   return Object.freeze({
     embedder,
     dimensions: e.RECALL_EMBEDDING_DIMENSIONS ?? DEFAULT_HASHED_DIMENSIONS,

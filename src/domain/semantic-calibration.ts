@@ -27,10 +27,24 @@ export interface SemanticSimilarity {
  * puts unrelated text near 0.7) need their own values. Hashed: a shared
  * content word in short statements gives about 0.3, two give 0.5 and more.
  */
-export const DEFAULT_SEMANTIC_SIMILARITY: Readonly<Record<"openai" | "hashed", SemanticSimilarity>> = Object.freeze({
+export const DEFAULT_SEMANTIC_SIMILARITY: Readonly<Record<"openai" | "local" | "hashed", SemanticSimilarity>> = Object.freeze({
   openai: Object.freeze({ min: 0.3, full: 0.6 }),
+  local: Object.freeze({ min: 0.3, full: 0.6 }),
   hashed: Object.freeze({ min: 0.2, full: 0.5 }),
 });
+
+/**
+ * Where the semantic arm's candidates enter the fusion: at most
+ * `candidateCap` of them (the nearest first), each reciprocal rank
+ * multiplied by `weight` (every other arm weighs 1). The defaults leave the
+ * arm an equal among the arms with the others' cap, as it always was.
+ */
+export interface SemanticRanking {
+  readonly candidateCap: number;
+  readonly weight: number;
+}
+
+export const DEFAULT_SEMANTIC_RANKING: SemanticRanking = Object.freeze({ candidateCap: 200, weight: 1 });
 
 export function semanticRelevance(cosine: number, s: SemanticSimilarity): number {
   if (s.full <= s.min) return cosine >= s.min ? 1 : 0;

@@ -21,5 +21,6 @@ export function withBreaker(embedder: Embedder, cooldownMs: number, now: () => n
         throw error;
       }
     },
+    close: () => embedder.close?.() ?? Promise.resolve(),
   };
 }

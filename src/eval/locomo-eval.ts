@@ -10,7 +10,7 @@ import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js
 import type { Embedder } from "../ports/embedder.js";
 import { EmbeddingBackfill } from "../embed/embedding-backfill.js";
 import { enableSemantic, SemanticStore } from "../store/candidates/semantic-store.js";
-import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "../domain/semantic-calibration.js";
+import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticRanking, type SemanticSimilarity } from "../domain/semantic-calibration.js";
 import { Bm25Index } from "./bm25.js";
 import { readConversation } from "./locomo-data.js";
 import { aggregate, percentile, scoreQuestion, type Aggregate, type QuestionScore } from "./retrieval-metrics.js";
@@ -60,6 +60,8 @@ export interface LocomoOptions {
   injectedBudget?: number;
   /** Writes one JSON line per question to this file (locomo-details.ts). */
   details?: string;
+  /** The semantic arm's cap and weight in the fusion (default: DEFAULT_SEMANTIC_RANKING). */
+  semanticRanking?: SemanticRanking;
 }
 
 export interface LocomoReport {
@@ -87,7 +89,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   await migrate(client, await loadMigrations());
   const store = new MemoryStore(client);
   const semantic = options.semantic
-    ? await semanticSearch(client, options.semantic, options.semanticSimilarity ?? DEFAULT_SEMANTIC_SIMILARITY.hashed)
+    ? await semanticSearch(client, options.semantic, options.semanticSimilarity ?? DEFAULT_SEMANTIC_SIMILARITY.hashed, options.semanticRanking)
     : undefined;
   // Traces are written straight to the store: the evaluation has no reason to bound them.
   const traces = { record: async (p: Parameters<MemoryStore["recordTrace"]>[0], t: Parameters<MemoryStore["recordTrace"]>[1]) => void (await store.recordTrace(p, t)) };
@@ -238,7 +240,7 @@ async function askInTurn(deps: PipelineDeps, principal: { tenantId: string; prin
 }
 
 /** The semantic arm over the evaluation's store; its backfill is driven batch by batch, not started. */
-async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder, similarity: SemanticSimilarity) {
+async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder, similarity: SemanticSimilarity, ranking?: SemanticRanking) {
   await enableSemantic(client);
   const semanticStore = new SemanticStore(client);
   const backfill = new EmbeddingBackfill(
@@ -247,7 +249,7 @@ async function semanticSearch(client: ReturnType<typeof createPgliteClient>, emb
     { batch: 256, pollIntervalMs: 60_000, retryMinMs: 1000, retryMaxMs: 1000, sensitivityCeiling: SENSITIVITY.restricted },
     pino({ level: "silent" }),
   );
-  return { search: { embedder, store: semanticStore, similarity }, backfill };
+  return { search: { embedder, store: semanticStore, similarity, ...(ranking ? { ranking } : {}) }, backfill };
 }
 
 function inTurnQuery(text: string, subjects: string[], maxItems: number, budgetTokens: number, minScore?: number): RequestedQuery {

@@ -10,6 +10,8 @@ export interface Embedder {
   readonly dimensions: number;
   /** One vector of `dimensions` finite numbers per text, in order. Rejects when aborted. */
   embed(texts: readonly string[], signal?: AbortSignal): Promise<number[][]>;
+  /** Releases what it holds (the local embedder's worker thread); embed fails afterwards. */
+  close?(): Promise<void>;
 }
 
 /** The embedder could not produce vectors: unreachable, non-2xx, malformed or wrong-sized answer. */

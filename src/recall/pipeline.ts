@@ -32,7 +32,7 @@ import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./render/belief-line.js";
 import { scanStatements } from "./safety/safety.js";
-import { gateSemanticOnly } from "../domain/semantic-calibration.js";
+import { DEFAULT_SEMANTIC_RANKING, gateSemanticOnly } from "../domain/semantic-calibration.js";
 import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank/rank.js";
 import { heldBelowRelativeFloor } from "./rank/relative-floor.js";
 import { RENDER_FOOTER, renderedBlock, renderHeader, type RenderLine } from "./render/render.js";
@@ -170,6 +170,7 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   // The bounded ownership lookup and the semantic arm are versioned: queries that use them say so
   // in the header and the trace, so a trace always names the ranking that produced its block.
   const semanticOn = deps.semantic !== undefined && run.kind !== "snapshot";
+  const semanticRanking = deps.semantic?.ranking ?? DEFAULT_SEMANTIC_RANKING;
   const policyVersion =
     policy.version + (query.includeOwnedResources ? policy.ownedResources.tag : "") + (semanticOn ? policy.semanticTag : "");
 
@@ -193,7 +194,7 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   ];
   if (deltaAfter !== null) arms.push(deltaArm(source, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
-  if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, policy.candidateCap, run.storeDeadline));
+  if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, semanticRanking.candidateCap, run.storeDeadline));
   // Corrections to the session's snapshot (never dropped for budget): looked up beside the arms,
   // so the lookup of the session's snapshot overlaps the arms' work instead of following it.
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
@@ -248,9 +249,11 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
   // 4. Fuse.
   const rows = new Map<string, ArmCandidate>();
   for (const o of outcomes) for (const c of o.candidates) rows.set(c.belief.beliefId, c);
-  const armsRun = outcomes.filter((o) => !o.degraded && o.candidates.length > 0).length;
+  // The arms' weights in the fusion: the semantic arm's is its calibration's, every other arm's 1.
+  const weightOf = (arm: string) => (arm === "semantic" ? semanticRanking.weight : 1);
+  const armsRun = outcomes.filter((o) => !o.degraded && o.candidates.length > 0).reduce((sum, o) => sum + weightOf(o.arm), 0);
   const fused = reciprocalRankFusion(
-    outcomes.map((o) => ({ arm: o.arm, ids: o.candidates.map((c) => c.belief.beliefId), scores: o.candidates.map((c) => c.armScore) })),
+    outcomes.map((o) => ({ arm: o.arm, ids: o.candidates.map((c) => c.belief.beliefId), scores: o.candidates.map((c) => c.armScore), weight: weightOf(o.arm) })),
     policy.rrfK,
   );
 

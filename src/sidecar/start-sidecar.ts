@@ -245,6 +245,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   } catch (error) {
     // Nothing may stay half-started: every part started above is stopped before the error leaves.
     await backfill?.stop();
+    await semantic?.embedder.close?.();
     await traces.close(Date.now());
     await heads.stop();
     await sessionSnapshots.stop();
@@ -330,6 +331,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
         // A sweep stuck on an unreachable store must not hold the shutdown.
         await Promise.race([sweeper?.stop(), delay(Math.max(0, deadlineAt - Date.now()), undefined, { ref: false })]);
         await backfill?.stop();
+        await semantic?.embedder.close?.();
         // Queued traces get what is left of the grace period, and at least a moment.
         await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
         // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the

@@ -252,6 +252,19 @@ describe("loadConfig: the semantic arm", () => {
     });
   });
 
+  it("the local embedder reads the model folder of RECALL_EMBEDDING_MODEL_DIR, by default the model cache's", () => {
+    expect(loadConfig({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "local", RECALL_MODEL_CACHE: "/cache" }).semantic!.embedder).toEqual({
+      kind: "local",
+      modelDir: "/cache/all-MiniLM-L6-v2-int8",
+      threads: 1,
+      expectedDimensions: undefined,
+    });
+    expect(
+      loadConfig({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "local", RECALL_EMBEDDING_MODEL_DIR: "/models/mini", RECALL_EMBEDDER_THREADS: "2" }).semantic!.embedder,
+    ).toMatchObject({ modelDir: "/models/mini", threads: 2 });
+    expect(configError({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "local", RECALL_EMBEDDER_THREADS: "0" }).message).toContain("RECALL_EMBEDDER_THREADS: ");
+  });
+
   it("calibrates the semantic arm's similarities per embedder kind, overridable", () => {
     expect(loadConfig(openai).semantic!.similarity).toEqual({ min: 0.3, full: 0.6 });
     expect(loadConfig({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "hashed" }).semantic!.similarity).toEqual({ min: 0.2, full: 0.5 });

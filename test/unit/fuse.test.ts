@@ -82,6 +82,23 @@ describe("reciprocalRankFusion", () => {
     expect(arms).toEqual({ a: ["lexical", "structured"], b: ["lexical", "semantic"] });
   });
 
+  it("multiplies an arm's reciprocal ranks by its weight (the semantic arm's calibration); 1 by default", () => {
+    const fused = reciprocalRankFusion(
+      [
+        { arm: "lexical", ids: ["a", "b"] },
+        { arm: "semantic", ids: ["b", "a"], weight: 0.5 },
+      ],
+      K,
+    );
+    expect(fused.map((f) => [f.beliefId, f.fused])).toEqual([
+      ["a", 1 / (K + 1) + 0.5 / (K + 2)],
+      ["b", 1 / (K + 2) + 0.5 / (K + 1)],
+    ]);
+    expect(reciprocalRankFusion([{ arm: "lexical", ids: ["a"], weight: 1 }], K)).toEqual(reciprocalRankFusion([{ arm: "lexical", ids: ["a"] }], K));
+    // Normalised by the weight of the arms that ran: rank 1 in both is a full match.
+    expect(matchFromFused(1 / (K + 1) + 0.5 / (K + 1), 1.5, K)).toBeCloseTo(1, 12);
+  });
+
   it("returns nothing for no arms or empty arms", () => {
     expect(reciprocalRankFusion([], K)).toEqual([]);
     expect(reciprocalRankFusion([{ arm: "lexical", ids: [] }], K)).toEqual([]);

@@ -1,6 +1,6 @@
 import type { Embedder } from "../../ports/embedder.js";
 import type { SemanticStore } from "../../store/candidates/semantic-store.js";
-import type { SemanticSimilarity } from "../../domain/semantic-calibration.js";
+import type { SemanticRanking, SemanticSimilarity } from "../../domain/semantic-calibration.js";
 import type { EligibilityFilter } from "../../domain/hard-filter.js";
 import type { RecallArm } from "./arm.js";
 
@@ -9,6 +9,8 @@ export interface SemanticSearch {
   embedder: Embedder;
   store: SemanticStore;
   similarity: SemanticSimilarity;
+  /** Its cap and weight in the fusion (default DEFAULT_SEMANTIC_RANKING). */
+  ranking?: SemanticRanking;
 }
 
 /**

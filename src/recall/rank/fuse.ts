@@ -1,5 +1,6 @@
 /**
- * Step 4: reciprocal rank fusion. score(b) = Σ_arms 1 / (k + rank_arm(b)).
+ * Step 4: reciprocal rank fusion. score(b) = Σ_arms weight_arm / (k + rank_arm(b)),
+ * every weight 1 but the semantic arm's (its calibration's, semantic-calibration.ts).
  * Ranks, not scores, are combined, so arms never need calibrating against
  * each other and an arm can be added or removed without retuning the rest.
  */
@@ -16,6 +17,8 @@ export interface ArmRanking {
    * than one matching a single belief.
    */
   scores?: readonly number[];
+  /** Multiplies the arm's reciprocal ranks (default 1). */
+  weight?: number;
 }
 
 export interface Fused {
@@ -26,11 +29,11 @@ export interface Fused {
 
 export function reciprocalRankFusion(rankings: readonly ArmRanking[], k: number): Fused[] {
   const byId = new Map<string, Fused>();
-  for (const { arm, ids, scores } of rankings) {
+  for (const { arm, ids, scores, weight = 1 } of rankings) {
     const ranks = tiedRanks(ids.length, scores);
     ids.forEach((id, index) => {
       const entry = byId.get(id) ?? { beliefId: id, fused: 0, arms: [] };
-      entry.fused += 1 / (k + ranks[index]!);
+      entry.fused += weight / (k + ranks[index]!);
       if (!entry.arms.includes(arm)) entry.arms.push(arm);
       byId.set(id, entry);
     });
@@ -40,7 +43,7 @@ export function reciprocalRankFusion(rankings: readonly ArmRanking[], k: number)
     .sort((a, b) => b.fused - a.fused || (a.beliefId < b.beliefId ? -1 : a.beliefId > b.beliefId ? 1 : 0));
 }
 
-/** Normalises a fused score to 0..1 by the best score possible with `armCount` arms (rank 1 in each). */
+/** Normalises a fused score to 0..1 by the best score possible with arms weighing `armCount` in all (rank 1 in each). */
 export function matchFromFused(fused: number, armCount: number, k: number): number {
   if (armCount === 0) return 0;
   return Math.min(1, fused / (armCount / (k + 1)));

@@ -33,7 +33,8 @@ describe.skipIf(!haveModel)("semantic arm with the local model, in a real sideca
     sidecar = await startSidecarProcess("pglite", { RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "local", RECALL_EMBEDDING_MODEL_DIR: MODEL_DIR });
     c = connect(sidecar.address);
     await unary(c.write, "PutBeliefs", { beliefs: [violin, unrelated] }, me);
-  });
+    // Generous: the sidecar starts while ONNX Runtime loads the model beside it, on two busy cores.
+  }, 180_000);
   afterAll(async () => {
     c?.close();
     expect(await sidecar?.stop()).toBe(0);
@@ -49,12 +50,12 @@ describe.skipIf(!haveModel)("semantic arm with the local model, in a real sideca
         expect(r.items.map((i: Json) => i.belief_id)).toContain(violin.belief_id);
         return r;
       },
-      { timeout: 60_000, interval: 250 },
+      { timeout: 120_000, interval: 250 },
     );
     expect(result.arms_degraded).toEqual([]);
     const items = result.items as Json[];
     expect(items.find((i) => i.belief_id === violin.belief_id)!.arms).toEqual(["semantic"]);
     expect(items.map((i) => i.belief_id)).not.toContain(unrelated.belief_id);
     expect(sidecar.logs()).toContain('"embedder":"local:all-MiniLM-L6-v2-int8:384"');
-  });
+  }, 180_000);
 });

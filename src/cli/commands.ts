@@ -122,10 +122,11 @@ otherwise. For container health checks and exec probes.`,
     name: "eval",
     summary: "LoCoMo retrieval evaluation; the deterministic benchmark",
     help: `usage: recall eval locomo FILE [options] | recall eval benchmark [options]
-recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic] [--items N] [--budget N] [--details OUT] [--json]
+recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic [--semantic-cap N] [--semantic-weight W]] [--items N] [--budget N] [--details OUT] [--json]
   LoCoMo retrieval evaluation of FILE (LoCoMo's public JSON format) on a fresh embedded store, beside
   plain BM25. --conversations/--questions take a slice; --subjects passes the speakers a question
-  names as subjects; --semantic adds the semantic arm (configured or hashed embedder); --items/--budget
+  names as subjects; --semantic adds the semantic arm (configured or hashed embedder), --semantic-cap
+  and --semantic-weight set its candidate cap and fusion weight (default 200 and 1); --items/--budget
   set the caps of the injected block (default 12 / 600); --details writes one JSON line per question.
 recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]
   The deterministic benchmark (npm run eval); exits 1 when it differs from the baseline; --record

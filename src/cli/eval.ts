@@ -9,6 +9,7 @@ import { DEFAULT_HASHED_DIMENSIONS, type Config } from "../config/config.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { hashedEmbedder } from "../embed/hashed-embedder.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
+import { DEFAULT_SEMANTIC_RANKING, type SemanticRanking } from "../recall/semantic-calibration.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js";
@@ -37,6 +38,8 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
       items: { type: "string" },
       budget: { type: "string" },
       details: { type: "string" },
+      "semantic-cap": { type: "string" },
+      "semantic-weight": { type: "string" },
     },
   });
   const [suite, file] = positionals;
@@ -50,7 +53,11 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
     const v = values[flag];
     if (v !== undefined && !(Number.isInteger(Number(v)) && Number(v) > 0)) throw new UsageError(`--${flag} must be a positive integer`);
   }
+  const semanticRanking = rankingOption(values["semantic-cap"], values["semantic-weight"]);
+  if (semanticRanking && !values.semantic) throw new UsageError("--semantic-cap and --semantic-weight need --semantic");
+  const embedder = values.semantic ? (config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS)) : undefined;
   const report = await evaluateLocomo(file, {
+    semanticRanking,
     conversations: count(values.conversations, "--conversations"),
     questionsPerConversation: count(values.questions, "--questions"),
     subjects: values.subjects,
@@ -61,15 +68,19 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
     injectedItems: values.items ? Number(values.items) : undefined,
     injectedBudget: values.budget ? Number(values.budget) : undefined,
     details: values.details,
-    ...(values.semantic
-      ? config?.semantic
-        ? { semantic: createEmbedder(config.semantic), semanticSimilarity: config.semantic.similarity }
-        : { semantic: hashedEmbedder(DEFAULT_HASHED_DIMENSIONS) }
-      : {}),
-  });
+    ...(embedder ? { semantic: embedder, ...(config?.semantic ? { semanticSimilarity: config.semantic.similarity } : {}) } : {}),
+  }).finally(() => embedder?.close?.());
   progress?.done();
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatLocomoReport(report)}\n`);
   return 0;
+}
+
+/** The semantic arm's cap and fusion weight for tuning (each defaults to DEFAULT_SEMANTIC_RANKING's), or undefined. */
+function rankingOption(cap: string | undefined, weight: string | undefined): SemanticRanking | undefined {
+  if (cap === undefined && weight === undefined) return undefined;
+  const w = weight === undefined ? DEFAULT_SEMANTIC_RANKING.weight : Number(weight);
+  if (!(Number.isFinite(w) && w > 0)) throw new UsageError("--semantic-weight must be a positive number");
+  return { candidateCap: count(cap, "--semantic-cap") ?? DEFAULT_SEMANTIC_RANKING.candidateCap, weight: w };
 }
 
 function count(value: string | undefined, option: string): number | undefined {

@@ -66,7 +66,7 @@ export interface LocomoOptions {
 
 export interface LocomoReport {
   subjects: boolean;
-  /** The semantic arm's embedder id, or null when the arm was off. */
+  /** The semantic arm's embedder id (and its cap and weight when not the defaults), or null when the arm was off. */
   semantic: string | null;
   conversations: number;
   beliefs: number;
@@ -202,7 +202,9 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   }
   return {
     subjects: options.subjects ?? false,
-    semantic: options.semantic?.id ?? null,
+    semantic: options.semantic
+      ? `${options.semantic.id}${options.semanticRanking ? ` (cap ${options.semanticRanking.candidateCap}, weight ${options.semanticRanking.weight})` : ""}`
+      : null,
     conversations: samples.length,
     beliefs,
     questions,

@@ -72,6 +72,8 @@ describe("recall CLI usage", () => {
       [["eval"], /^recall eval: name a suite, locomo or benchmark; usage:/],
       [["eval", "locomo"], /^recall eval: the LoCoMo FILE is missing; usage:/],
       [["eval", "locomo", "x.json", "--questions", "many"], /^recall eval: --questions must be a positive integer; usage:/],
+      [["eval", "locomo", "x.json", "--semantic-cap", "5"], /^recall eval: --semantic-cap and --semantic-weight need --semantic; usage:/],
+      [["eval", "locomo", "x.json", "--semantic", "--semantic-weight", "0"], /^recall eval: --semantic-weight must be a positive number; usage:/],
       [["trace"], /^recall trace: give one TRACE_ID or --view TURN_ID; usage:/],
       [["trace", "not-a-uuid"], /^recall trace: trace_id: must be a UUID/],
       [["import"], /^usage: recall import/],

@@ -9,7 +9,7 @@ import { DEFAULT_HASHED_DIMENSIONS, type Config } from "../config/config.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { hashedEmbedder } from "../embed/hashed-embedder.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
-import { DEFAULT_SEMANTIC_RANKING, type SemanticRanking } from "../recall/semantic-calibration.js";
+import { DEFAULT_SEMANTIC_RANKING, type SemanticRanking } from "../domain/semantic-calibration.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js";

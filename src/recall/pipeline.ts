@@ -250,7 +250,7 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
   const rows = new Map<string, ArmCandidate>();
   for (const o of outcomes) for (const c of o.candidates) rows.set(c.belief.beliefId, c);
   // The arms' weights in the fusion: the semantic arm's is its calibration's, every other arm's 1.
-  const weightOf = (arm: string) => (arm === "semantic" ? semanticRanking.weight : 1);
+  const weightOf = (arm: string) => (arm === "semantic" ? (deps.semantic?.ranking ?? DEFAULT_SEMANTIC_RANKING).weight : 1);
   const armsRun = outcomes.filter((o) => !o.degraded && o.candidates.length > 0).reduce((sum, o) => sum + weightOf(o.arm), 0);
   const fused = reciprocalRankFusion(
     outcomes.map((o) => ({ arm: o.arm, ids: o.candidates.map((c) => c.belief.beliefId), scores: o.candidates.map((c) => c.armScore), weight: weightOf(o.arm) })),

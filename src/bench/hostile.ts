@@ -224,7 +224,6 @@ async function blackhole(): Promise<void> {
       RECALL_DATABASE_URL: viaProxy.toString(),
       RECALL_DATA_DIR: dataDir,
       RECALL_ALLOW_UNVERIFIED_IDENTITY: "true",
-      RECALL_LOG_LEVEL: "warn",
     });
     const identity = { tenant: "bench", principal: `p-${randomUUID().slice(0, 8)}` };
     const beliefs = Array.from({ length: 50 }, (_, i) => ({

@@ -111,7 +111,8 @@ export class OutageSpool {
     while (!this.stopped) {
       const { items, next } = await this.spool.read(this.options.batchMax);
       if (items.length === 0) {
-        if (!(await this.spool.truncateIfDrained())) return;
+        // Checked again after the await: a trace spooled in the meantime keeps the spool in use.
+        if (!(await this.spool.truncateIfDrained()) || !this.spool.isEmpty) return;
         this.spooling = false;
         this.logger.info({ replayed: this.metrics.replayed, spooled: this.metrics.spooled }, "trace spool replayed; traces go to the database again");
         for (const resolve of this.drainedWaiters.splice(0)) resolve();

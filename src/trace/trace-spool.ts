@@ -43,6 +43,8 @@ export class TraceSpool {
   private replayed = 0;
   private readonly waiting: { data: Buffer; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
+  /** A truncation in progress: appends wait for it (one landing mid-truncation was lost). */
+  private truncating: Promise<void> | undefined;
 
   private constructor(
     private readonly file: FileHandle,
@@ -116,13 +118,21 @@ export class TraceSpool {
 
   /** Empties the file when everything in it was replayed and no append is in progress; true when it is empty. */
   async truncateIfDrained(): Promise<boolean> {
-    if (this.backlogBytes > 0 || this.flushing) return this.backlogBytes === 0 && this.size === 0;
+    if (this.backlogBytes > 0 || this.flushing || this.truncating) return false;
     if (this.size === 0) return true;
-    await this.file.truncate(0);
-    await this.file.datasync();
-    this.size = 0;
-    this.replayed = 0;
-    return true;
+    this.truncating = (async () => {
+      await this.file.truncate(0);
+      await this.file.datasync();
+      this.size = 0;
+      this.replayed = 0;
+    })();
+    try {
+      await this.truncating;
+    } finally {
+      this.truncating = undefined;
+    }
+    // Appends that arrived meanwhile waited, and are not replayed yet.
+    return this.backlogBytes === 0;
   }
 
   async close(): Promise<void> {
@@ -132,6 +142,7 @@ export class TraceSpool {
 
   /** Writes and syncs everything waiting, in groups, until nothing waits. */
   private async flush(): Promise<void> {
+    if (this.truncating) await this.truncating.catch(() => {});
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0);
       const data = group.length === 1 ? group[0]!.data : Buffer.concat(group.map((g) => g.data));

@@ -42,5 +42,14 @@ describe("recall ui", () => {
     const page = await fetch(`http://127.0.0.1:${PORT}/ui/`, { headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]! } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<script type="module" src="/ui/app.js">');
+    // The page's calls: the cookie is the principal, and the reply is never cached.
+    const call = await fetch(`http://127.0.0.1:${PORT}/memory.v1.InspectService/GetPrincipalSummary`, {
+      method: "POST",
+      headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]!, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(call.status).toBe(200);
+    expect(call.headers.get("cache-control")).toBe("no-store");
+    expect(await call.json()).toMatchObject({ tenantId: "acme", principalId: "andy" });
   });
 });

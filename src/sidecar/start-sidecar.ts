@@ -16,7 +16,7 @@ import { HealthStatus, registerHealth } from "../server/health.js";
 import { mapDecodeErrors } from "../server/wire/decode-errors.js";
 import { identityInterceptor } from "../server/identity/identity.js";
 import { identitySetup, type IdentitySetup } from "../server/identity/identity-setup.js";
-import { listen, type RunningServer } from "../server/listen.js";
+import { listen } from "../server/listen.js";
 import { memoryService } from "../server/memory-service.js";
 import { registerReflection } from "../server/reflection.js";
 import { requestLogInterceptor, unreadCallLog } from "../server/request-log.js";
@@ -56,6 +56,7 @@ import type { SemanticSearch } from "../recall/arms/semantic.js";
 import { SemanticStore } from "../store/candidates/semantic-store.js";
 import { PrincipalIndexes } from "../principal-index/index-router.js";
 import { prescanStatements } from "../recall/safety/safety.js";
+import { Components } from "./components.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
@@ -90,32 +91,93 @@ export interface Sidecar {
   stop(): Promise<void>;
 }
 
+/**
+ * Starts the sidecar as an ordered list of components (components.ts), each
+ * with its stop; stop() and a failed start stop them in reverse. The order is
+ * the shutdown's: the health status first (NOT_SERVING), the listener (calls
+ * in flight finish within the grace period), the metrics port, the sweeper
+ * and the backfill, then the trace writer flushes, the in-process moments and
+ * index let go of their LISTEN connections, and the store and the span
+ * exporter close last.
+ */
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
   // Before anything is opened: an unsafe listen address is refused outright.
   const identity = await identitySetup(config, logger);
   const page = inspectorSetup(config);
   const metrics = createMetricsRegistry();
-  const store = await openStore(config.store, logger, {
-    semantic: config.semantic !== null,
-    instrument: (client) => instrumentedSqlClient(client, metrics, config.store.kind === "postgres" ? config.store.poolMax : 1),
-  });
-  const tracing = config.tracing ? await startTracing(config.tracing) : undefined;
+  const parts = new Components();
+  try {
+    return await startComponents(parts, config, logger, identity, page, metrics);
+  } catch (error) {
+    // Nothing may stay half-started: every part started above is stopped before the error leaves.
+    await parts.stopAll({ deadlineAt: Date.now(), aborted: true });
+    throw error;
+  }
+}
+
+async function startComponents(
+  parts: Components,
+  config: Config,
+  logger: Logger,
+  identity: IdentitySetup,
+  page: ReturnType<typeof inspectorSetup>,
+  metrics: ReturnType<typeof createMetricsRegistry>,
+): Promise<Sidecar> {
+  const tracing = await parts.start(
+    "span exporter",
+    () => (config.tracing ? startTracing(config.tracing) : undefined),
+    (t, how) => t?.shutdown().catch((err: unknown) => (how.aborted ? undefined : logger.warn({ err }, "spans not exported at shutdown"))),
+  );
+  const store = await parts.start(
+    "store",
+    () =>
+      openStore(config.store, logger, {
+        semantic: config.semantic !== null,
+        instrument: (client) => instrumentedSqlClient(client, metrics, config.store.kind === "postgres" ? config.store.poolMax : 1),
+      }),
+    (s) => s.db.close(),
+  );
   if (Object.keys(config.faultArmDelayMs).length > 0) {
     logger.warn({ faultArmDelayMs: config.faultArmDelayMs }, "fault injection active: recall arms are delayed on purpose");
   }
   const clock = () => new Date();
-  const notifications = openNotificationClient(config.store, store.db);
-  const heads = new HeadTracker(store, { listener: notifications.listener, pollMs: config.headPollMs });
-  await heads.start();
-  logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
+  const notifications = await parts.start("notification connection", () => openNotificationClient(config.store, store.db), (n) => n.close());
+
+  // The in-process moments and index: the head tracker, the principal indexes and the sessions' snapshots.
   const snapshotCache = new SnapshotCache<CachedSnapshot>(config.snapshotCacheBytes, cachedSnapshotBytes);
+  const heads = new HeadTracker(store, { listener: notifications.listener, pollMs: config.headPollMs });
   const indexes = new PrincipalIndexes(store, {
     ...config.principalIndex,
     onLoadError: (p, err) => logger.warn({ tenantId: p.tenantId, principalId: p.principalId, err }, "principal index load failed; SQL serves"),
     // The safety scan of a fresh statement is most of a recall's CPU: a loaded principal's are scanned ahead.
     onLoaded: (beliefs) => prescanStatements(beliefs).catch((err: unknown) => logger.warn({ err }, "safety prescan failed")),
   });
-  await indexes.start();
+  // Each session's snapshot, for the corrections of its in-turn recalls without a round trip.
+  const sessionSnapshots = new SessionSnapshots({
+    read: (p, sessionId, storeDeadline) => store.at(storeDeadline).traces.latestSnapshot(p, sessionId),
+    // The trace writer starts after this part (and so stops before it); it is there before any call.
+    settle: (p, sessionId, deadlineAt) => traces.settle(p, isSnapshotOf(sessionId), deadlineAt),
+    listener: notifications.listener,
+    pollMs: config.headPollMs,
+    maxSessions: SESSION_SNAPSHOTS_MAX,
+    now: Date.now,
+  });
+  await parts.start(
+    "moments and index",
+    async () => {
+      await heads.start();
+      logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
+      await indexes.start();
+      await sessionSnapshots.start();
+    },
+    async (_, how) => {
+      const stopping = Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop()]);
+      if (how.aborted) return await stopping;
+      // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
+      // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
+      await Promise.race([stopping, delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
+    },
+  );
   registerIndexMetrics(metrics, () => indexes.stats);
   // An erased principal's snapshots and index leave memory at once, whichever sidecar erased it.
   heads.onErased((p) => {
@@ -123,40 +185,126 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
     sessionSnapshots.forgetPrincipal(p);
     indexes.drop(p);
   });
-  const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName, InspectService.typeName]);
-  if (config.faultTraceWriteFailures > 0) {
-    logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
-  }
-  const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
-  const traceSink = timedTraceSink(tracing ? tracing.spans.tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
-  const traces = new TraceWriter(
-    traceSink,
-    {
-      timeoutMs: config.traces.writeTimeoutMs,
-      queueMax: config.traces.retryQueueMax,
-      retryIntervalMs: config.traces.retryIntervalMs,
-      maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
-      flushDelayMs: config.traces.flushMs,
-      batchMax: TRACE_BATCH_MAX,
-    },
-    logger,
-    undefined,
-    await openOutageSpool(config, store, logger),
-  );
-  registerTraceWriterMetrics(metrics, traces);
-  // Each session's snapshot, for the corrections of its in-turn recalls without a round trip.
-  const sessionSnapshots = new SessionSnapshots({
-    read: (p, sessionId, storeDeadline) => store.at(storeDeadline).traces.latestSnapshot(p, sessionId),
-    settle: (p, sessionId, deadlineAt) => traces.settle(p, isSnapshotOf(sessionId), deadlineAt),
-    listener: notifications.listener,
-    pollMs: config.headPollMs,
-    maxSessions: SESSION_SNAPSHOTS_MAX,
-    now: Date.now,
-  });
-  await sessionSnapshots.start();
   registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
-  const { semantic, backfill } = startSemantic(config, store, logger);
 
+  const traces: TraceWriter = await parts.start(
+    "trace writer",
+    () => startTraceWriter(config, store, tracing, metrics, logger),
+    // Queued traces get what is left of the grace period, and at least a moment.
+    (t, how) => t.close(how.aborted ? Date.now() : Math.max(how.deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS)),
+  );
+  const { semantic, backfill } = await parts.start(
+    "semantic arm",
+    () => startSemantic(config, store, logger),
+    async (s) => {
+      await s.backfill?.stop();
+      await s.semantic?.embedder.close?.();
+    },
+  );
+  await parts.start(
+    "trace sweeper",
+    () => startTraceSweeper(config, store, clock, logger),
+    // A sweep stuck on an unreachable store must not hold the shutdown.
+    (sw, how) => Promise.race([sw?.stop(), delay(Math.max(0, how.deadlineAt - Date.now()), undefined, { ref: false })]),
+  );
+
+  const health = new HealthStatus([MemoryService.typeName, MemoryWriteService.typeName, InspectService.typeName]);
+  const handler = await rpcHandler(config, logger, identity, page, metrics, tracing, health, {
+    store,
+    traces,
+    clock,
+    heads,
+    snapshotCache,
+    sessionSnapshots,
+    indexes,
+    semantic,
+    backfill,
+  });
+  const metricsServer = await parts.start(
+    "metrics port",
+    () => (config.metricsPort !== undefined ? startMetricsServer(metrics, config.listen.host, config.metricsPort) : undefined),
+    (m) => m?.close(),
+  );
+  const server = await parts.start(
+    "listener",
+    () => listen(page ? page.wrap(handler) : handler, { ...config.listen, limits: config.limits, tls: identity.tls }),
+    async (srv, how) => {
+      const { forced } = await srv.close(how.aborted ? 0 : config.shutdownGraceMs);
+      if (forced && !how.aborted) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
+    },
+  );
+  await parts.start(
+    "health probe",
+    () => startHealthProbe(config, store, health, traces, logger),
+    (probe) => {
+      probe.stop();
+      health.shutdown();
+    },
+  );
+
+  logger.info(
+    { host: config.listen.host, port: server.port, socketPath: server.socketPath, metricsPort: metricsServer?.port, store: config.store.kind },
+    "recall sidecar listening",
+  );
+
+  const inspector = page && {
+    page,
+    address: (principal?: { tenantId: string; principalId: string }) => page.address(baseUrl(config, server.port), principal),
+  };
+  // Printed once, as Jupyter does: the token in it is made for this start and opens the page.
+  if (inspector) {
+    logger.info({ url: inspector.address() }, "memory inspector: open this address");
+    // For `recall ui` to find (a file only this user can read; removed at stop).
+    if (page.gate) {
+      await parts.start(
+        "inspector runtime file",
+        () => writeUiRecord(server.port, { pid: process.pid, url: inspector.address() }).catch((err: unknown) => logger.warn({ err }, "inspector runtime file not written")),
+        () => removeUiRecord(server.port),
+      );
+    }
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port: server.port,
+    store,
+    traces,
+    inspector,
+    stop() {
+      stopping ??= (async () => {
+        await parts.stopAll({ deadlineAt: Date.now() + config.shutdownGraceMs, aborted: false });
+        logger.info("recall sidecar stopped");
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** What the RPC handler's services are built on. */
+interface ServiceParts {
+  store: MemoryStore;
+  traces: TraceWriter;
+  clock: () => Date;
+  heads: HeadTracker;
+  snapshotCache: SnapshotCache<CachedSnapshot>;
+  sessionSnapshots: SessionSnapshots;
+  indexes: PrincipalIndexes;
+  semantic: SemanticSearch | undefined;
+  backfill: EmbeddingBackfill | undefined;
+}
+
+/** The Connect handler: every service, its interceptors, GET /metrics and (RECALL_MCP=on) /mcp on the same port. */
+async function rpcHandler(
+  config: Config,
+  logger: Logger,
+  identity: IdentitySetup,
+  page: ReturnType<typeof inspectorSetup>,
+  metrics: ReturnType<typeof createMetricsRegistry>,
+  tracing: Awaited<ReturnType<typeof startTracing>> | undefined,
+  health: HealthStatus,
+  deps: ServiceParts,
+) {
+  const { store, traces, clock, heads, snapshotCache, sessionSnapshots, indexes, semantic, backfill } = deps;
   const interceptors = [
     ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer, { captureQuery: config.tracing!.captureQuery })] : []),
     rpcMetricsInterceptor(metrics),
@@ -192,7 +340,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   // GET /metrics (Prometheus text) on the same port, and /mcp when RECALL_MCP=on; everything else unknown is a 404.
   const fallback = config.mcp ? await mcpEndpoint(config, identity, interceptors, memoryRoutes, metricsEndpoint(metrics)) : metricsEndpoint(metrics);
 
-  const handler = connectNodeAdapter({
+  return connectNodeAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
@@ -231,32 +379,62 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
       });
     },
   });
+}
 
-  let server: RunningServer;
-  let metricsServer: { port: number; close(): Promise<void> } | undefined;
-  try {
-    server = await listen(page ? page.wrap(handler) : handler, { ...config.listen, limits: config.limits, tls: identity.tls });
-    if (config.metricsPort !== undefined) {
-      metricsServer = await startMetricsServer(metrics, config.listen.host, config.metricsPort).catch(async (error: unknown) => {
-        await server.close(0);
-        throw error;
-      });
-    }
-  } catch (error) {
-    // Nothing may stay half-started: every part started above is stopped before the error leaves.
-    await backfill?.stop();
-    await semantic?.embedder.close?.();
-    await traces.close(Date.now());
-    await heads.stop();
-    await sessionSnapshots.stop();
-    await notifications.close();
-    await store.db.close();
-    await tracing?.shutdown().catch(() => {});
-    throw error;
+/** The trace writer over the store (with the fault injection, span and timing wrappers the config asks for). */
+async function startTraceWriter(
+  config: Config,
+  store: MemoryStore,
+  tracing: Awaited<ReturnType<typeof startTracing>> | undefined,
+  metrics: ReturnType<typeof createMetricsRegistry>,
+  logger: Logger,
+): Promise<TraceWriter> {
+  if (config.faultTraceWriteFailures > 0) {
+    logger.warn({ faultTraceWriteFailures: config.faultTraceWriteFailures }, "fault injection active: trace writes fail on purpose");
   }
+  const storeSink = config.faultTraceWriteFailures > 0 ? failingFirstWrites(store.traces, config.faultTraceWriteFailures) : store.traces;
+  const traceSink = timedTraceSink(tracing ? tracing.spans.tracedTraceSink(storeSink, tracing.tracer) : storeSink, metrics);
+  const traces = new TraceWriter(
+    traceSink,
+    {
+      timeoutMs: config.traces.writeTimeoutMs,
+      queueMax: config.traces.retryQueueMax,
+      retryIntervalMs: config.traces.retryIntervalMs,
+      maxAttempts: TRACE_WRITE_MAX_ATTEMPTS,
+      flushDelayMs: config.traces.flushMs,
+      batchMax: TRACE_BATCH_MAX,
+    },
+    logger,
+    undefined,
+    await openOutageSpool(config, store, logger),
+  );
+  registerTraceWriterMetrics(metrics, traces);
+  return traces;
+}
 
-  // The health status follows the store: NOT_SERVING while it cannot be reached. Each ping is
-  // bounded, so a stalled store is noticed within the interval plus the timeout, and no probe is skipped.
+/** The retention sweeper, when RECALL_TRACE_SWEEP_INTERVAL_MS is above 0. */
+function startTraceSweeper(config: Config, store: MemoryStore, clock: () => Date, logger: Logger) {
+  if (config.traces.sweepIntervalMs <= 0) return undefined;
+  return startSweeper(
+    store.traces,
+    clock,
+    {
+      intervalMs: config.traces.sweepIntervalMs,
+      batch: config.traces.sweepBatch,
+      maxBatches: SWEEP_MAX_BATCHES,
+      uncitedWindowHours: config.traces.uncitedWindowHours,
+    },
+    logger,
+    // One sidecar of the fleet sweeps per interval; the lease runs out a little early so its holder's next tick can renew it.
+    () => claimLease(store.db, "trace-sweep", config.traces.sweepIntervalMs * 0.9),
+  );
+}
+
+/**
+ * The health status follows the store: NOT_SERVING while it cannot be reached. Each ping is
+ * bounded, so a stalled store is noticed within the interval plus the timeout, and no probe is skipped.
+ */
+async function startHealthProbe(config: Config, store: MemoryStore, health: HealthStatus, traces: TraceWriter, logger: Logger): Promise<{ stop(): void }> {
   const pingTimeoutMs = Math.min(config.healthTimeoutMs, config.healthIntervalMs);
   const readsThroughOutage = () => config.traces.spool !== null && config.principalIndex.maxBytes > 0;
   let probing = false;
@@ -281,71 +459,7 @@ export async function startSidecar(config: Config, logger: Logger): Promise<Side
   await probe();
   const timer = setInterval(probe, config.healthIntervalMs);
   timer.unref();
-  const sweeper =
-    config.traces.sweepIntervalMs > 0
-      ? startSweeper(
-          store.traces,
-          clock,
-          {
-            intervalMs: config.traces.sweepIntervalMs,
-            batch: config.traces.sweepBatch,
-            maxBatches: SWEEP_MAX_BATCHES,
-            uncitedWindowHours: config.traces.uncitedWindowHours,
-          },
-          logger,
-          // One sidecar of the fleet sweeps per interval; the lease runs out a little early so its holder's next tick can renew it.
-          () => claimLease(store.db, "trace-sweep", config.traces.sweepIntervalMs * 0.9),
-        )
-      : undefined;
-
-  logger.info(
-    { host: config.listen.host, port: server.port, socketPath: server.socketPath, metricsPort: metricsServer?.port, store: config.store.kind },
-    "recall sidecar listening",
-  );
-
-  const inspector = page && {
-    page,
-    address: (principal?: { tenantId: string; principalId: string }) => page.address(baseUrl(config, server.port), principal),
-  };
-  // Printed once, as Jupyter does: the token in it is made for this start and opens the page.
-  if (inspector) {
-    logger.info({ url: inspector.address() }, "memory inspector: open this address");
-    // For `recall ui` to find (a file only this user can read; removed at stop).
-    if (page.gate) await writeUiRecord(server.port, { pid: process.pid, url: inspector.address() }).catch((err: unknown) => logger.warn({ err }, "inspector runtime file not written"));
-  }
-
-  let stopping: Promise<void> | undefined;
-  return {
-    port: server.port,
-    store,
-    traces,
-    inspector,
-    stop() {
-      stopping ??= (async () => {
-        const deadlineAt = Date.now() + config.shutdownGraceMs;
-        clearInterval(timer);
-        health.shutdown();
-        const { forced } = await server.close(config.shutdownGraceMs);
-        await metricsServer?.close();
-        if (forced) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
-        // A sweep stuck on an unreachable store must not hold the shutdown.
-        await Promise.race([sweeper?.stop(), delay(Math.max(0, deadlineAt - Date.now()), undefined, { ref: false })]);
-        await backfill?.stop();
-        await semantic?.embedder.close?.();
-        // Queued traces get what is left of the grace period, and at least a moment.
-        await traces.close(Math.max(deadlineAt, Date.now() + MIN_TRACE_FLUSH_MS));
-        // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
-        // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
-        await Promise.race([Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop()]), delay(MIN_TRACE_FLUSH_MS, undefined, { ref: false })]);
-        await notifications.close();
-        await store.db.close();
-        await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "spans not exported at shutdown"));
-        if (page?.gate) await removeUiRecord(server.port);
-        logger.info("recall sidecar stopped");
-      })();
-      return stopping;
-    },
-  };
+  return { stop: () => clearInterval(timer) };
 }
 
 /** The outage spool of the trace writer, when the store is PostgreSQL (docs/operations.md). */

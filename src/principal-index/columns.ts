@@ -112,11 +112,20 @@ function grown<T extends Uint8Array | Int32Array | Float64Array>(old: T, next: T
 /** Strings as small integers, each the same integer for the life of the index. */
 export class Interner {
   private readonly ids = new Map<string, number>();
+  private readonly values: string[] = [];
 
   id(value: string): number {
     let id = this.ids.get(value);
-    if (id === undefined) this.ids.set(value, (id = this.ids.size));
+    if (id === undefined) {
+      this.ids.set(value, (id = this.ids.size));
+      this.values.push(value);
+    }
     return id;
+  }
+
+  /** The string of an integer `id` gave. */
+  value(id: number): string {
+    return this.values[id]!;
   }
 
   /** The integer of a string already seen, or -1 (no belief has it). */

@@ -1,4 +1,4 @@
-import type { Principal, StoredBelief } from "../domain/model.js";
+import type { Principal } from "../domain/model.js";
 import type { CandidateRouter, CandidateSource } from "../ports/candidate-source.js";
 import type { SqlClient } from "../store/sql-client.js";
 import { beforeDeadline, boundTo, StoreTimeoutError } from "../store/store-deadline.js";
@@ -25,7 +25,7 @@ export interface PrincipalIndexOptions {
   clock?: () => number;
   onLoadError?: (p: Principal, error: unknown) => void;
   /** After a load installed an index: background work that warms what its recalls will need (sidecar/start-sidecar.ts: the safety scan). */
-  onLoaded?: (beliefs: readonly StoredBelief[]) => Promise<void>;
+  onLoaded?: (beliefs: readonly { statement: string; beliefType: string }[]) => Promise<void>;
 }
 
 /** See scheduleLoad. */
@@ -170,7 +170,7 @@ export class PrincipalIndexes implements CandidateRouter {
         this.refreshGauges();
         if (this.options.onLoaded) {
           this.stats.warming += 1;
-          void this.options.onLoaded(index.beliefRows()).finally(() => (this.stats.warming -= 1));
+          void this.options.onLoaded(index.scanItems()).finally(() => (this.stats.warming -= 1));
         }
       })
       .finally(() => this.loading.delete(key));

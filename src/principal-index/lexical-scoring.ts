@@ -1,5 +1,5 @@
-import type { ArmCandidate, LexicalQuery } from "../ports/candidate-source.js";
-import type { IndexedBelief } from "./loading.js";
+import type { LexicalQuery } from "../ports/candidate-source.js";
+import type { BeliefTable } from "./belief-table.js";
 import { roundLikePostgres } from "./pg-numeric.js";
 import { bm25Idf } from "./bm25-idf.js";
 import { firstK } from "./first-k.js";
@@ -15,19 +15,18 @@ import type { Postings } from "./postings.js";
  *     places as numeric, ties by id) are scored exactly;
  *  4. BM25F with per-field weights on tf and length, collection totals over
  *     all of the principal's beliefs; named-subject and date boosts; rounded.
- * The float operations are written in the SQL's order.
+ * The float operations are written in the SQL's order. Answers the top
+ * `cap` ordinals with their arm scores, best first.
  */
 export function lexicalScores(
   postings: Postings,
   lexemes: readonly string[],
   eligible: (ord: number) => boolean,
-  beliefAt: (ord: number) => IndexedBelief,
-  /** Each ordinal's uuid prefix (BeliefColumns.idPrefix), the cheap first part of the id order. */
-  idPrefix: Float64Array,
+  table: BeliefTable,
   scratch: ScoringScratch,
   q: LexicalQuery,
   cap: number,
-): ArmCandidate[] {
+): { o: number; armScore: number }[] {
   const s = q.scoring;
   const w = [s.fieldWeights.subject, s.fieldWeights.statement, s.fieldWeights.source, s.fieldWeights.neighbours] as const;
   const { docs, lengths } = postings.totals;
@@ -63,35 +62,36 @@ export function lexicalScores(
     }
   }
 
-  // 3. Prescore by summed idf, compared as the rounded numeric the SQL orders by.
+  // 3. Prescore by summed idf, compared as the rounded numeric the SQL orders by; ties by id
+  // (its uuid prefix, BeliefColumns.idPrefix, first: the cheap part of the id order).
+  const idPrefix = table.filter.idPrefix;
   const pre = firstK(
     matched,
     s.prescoreCap,
     (x, y) =>
       compareRounded(prescore[y]!, prescore[x]!) ||
       idPrefix[x]! - idPrefix[y]! ||
-      compareIds(beliefAt(x).belief.beliefId, beliefAt(y).belief.beliefId),
+      compareIds(table.id(x), table.id(y)),
   );
 
   // 4. Exact BM25F, boosts, rounding.
   const names = new Set(q.names);
   const dateNamed = q.dates.years.length > 0 || q.dates.months.length > 0;
   const scored = pre.map((o) => {
-    const b = beliefAt(o);
-    const dl = b.lengths[0] * w[0] + b.lengths[1] * w[1] + b.lengths[2] * w[2] + b.lengths[3] * w[3];
+    const dl = table.length(o, 0) * w[0] + table.length(o, 1) * w[1] + table.length(o, 2) * w[2] + table.length(o, 3) * w[3];
     let bm25 = 0;
-    for (const t of b.terms) {
-      const termIdf = idf.get(t.lexeme);
-      if (termIdf === undefined) continue;
+    table.eachTerm(o, (lexeme, labels) => {
+      const termIdf = idf.get(lexeme);
+      if (termIdf === undefined) return;
       let tf = 0;
-      for (const label of t.labels) tf += label === "A" ? w[0] : label === "B" ? w[1] : label === "C" ? w[2] : w[3];
+      for (const label of labels) tf += label === "A" ? w[0] : label === "B" ? w[1] : label === "C" ? w[2] : w[3];
       bm25 += (termIdf * tf * (s.k1 + 1)) / (tf + s.k1 * (1 - s.b + (s.b * dl) / avgdl));
-    }
-    const named = names.has(b.subjectKey) ? s.namedSubjectBoost : 1;
-    const dated = dateNamed && dateMatches(b.belief.validFrom, q.dates) ? s.dateBoost : 1;
-    return { belief: b.belief, armScore: roundLikePostgres(bm25 * named * dated, 12), memo: b.memo };
+    });
+    const named = names.has(table.subjectKey(o)) ? s.namedSubjectBoost : 1;
+    const dated = dateNamed && dateMatches(new Date(table.filter.validFrom[o]!), q.dates) ? s.dateBoost : 1;
+    return { o, armScore: roundLikePostgres(bm25 * named * dated, 12) };
   });
-  return scored.sort((x, y) => y.armScore - x.armScore || compareIds(x.belief.beliefId, y.belief.beliefId)).slice(0, cap);
+  return scored.sort((x, y) => y.armScore - x.armScore || compareIds(table.id(x.o), table.id(y.o))).slice(0, cap);
 }
 
 /**

@@ -2,7 +2,6 @@ import type { Principal, StoredBelief } from "../domain/model.js";
 import { BELIEF_COLUMNS, beliefFromRow } from "../store/beliefs/belief-rows.js";
 import type { QueryOptions, Row, SqlClient } from "../store/sql-client.js";
 import { parseTsvector, type TsEntry } from "./tsvector.js";
-import { RowMemo } from "../ports/row-memo.js";
 
 /**
  * Loading a principal's index, and its delta: every statement's WHERE
@@ -13,7 +12,7 @@ import { RowMemo } from "../ports/row-memo.js";
  * time, its rejections, the persona-held set, the aliases and the head.
  */
 
-/** One belief as the index holds it. */
+/** One belief row as read for the index, before the index copies it into its columns (belief-table.ts). */
 export interface IndexedBelief {
   belief: StoredBelief;
   /** lower(subject) as PostgreSQL computes it (the SQL arms compare that). */
@@ -26,12 +25,8 @@ export interface IndexedBelief {
   notTrueSinceUs: number | null;
   /** Latest rejection of any kind (a correction's "since" falls back to it). */
   lastRejectedAt: Date | null;
-  /** Place in the structured arm's authority order (ordered-beliefs.ts); set before that arm reads it. */
-  rank: number;
   /** Its ordinal in the principal's index (the same for every row of one belief id): where its columns and postings are. */
   ord: number;
-  /** What recall derives from this row alone, kept with it (ports/row-memo.ts). */
-  memo: RowMemo;
 }
 
 /** The principal's small tables and head, read in one statement. */
@@ -142,18 +137,6 @@ export function indexedFromRow(r: Row): IndexedBelief {
     lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],
     notTrueSinceUs: r.not_true_us === null || r.not_true_us === undefined ? null : Number(r.not_true_us),
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
-    rank: 0,
     ord: -1,
-    memo: new RowMemo(),
   };
-}
-
-/**
- * Approximate heap held by one indexed belief, for the index's byte bound: its
- * memo counted as filled (its content words, a normalised copy of the
- * statement). Its repeated strings and lexemes are the index's vocabulary's, counted there.
- */
-export function indexedBytes(b: IndexedBelief): number {
-  const memo = b.belief.statement.length * 2 + 700;
-  return b.belief.statement.length * 2 + b.terms.length * 8 + memo + 900;
 }

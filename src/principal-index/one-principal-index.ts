@@ -9,16 +9,17 @@ import {
   type StructuredAnchors,
 } from "../ports/candidate-source.js";
 import type { EligibilityFilter } from "../domain/hard-filter.js";
+import { BeliefTable } from "./belief-table.js";
 import { eligibilityTest, successorInForce } from "./eligibility.js";
 import { firstK } from "./first-k.js";
-import { OrderedBeliefs } from "./ordered-beliefs.js";
-import { BeliefColumns } from "./columns.js";
-import { VerdictMemo } from "./verdict-memo.js";
+import { HOT_ROW_BYTES, HOT_ROWS, HotRows } from "./hot-rows.js";
 import { compareIds, lexicalScores, ScoringScratch } from "./lexical-scoring.js";
-import { indexedBytes, type IndexedBelief, type SideTables } from "./loading.js";
+import type { IndexedBelief, SideTables } from "./loading.js";
+import { OrderedBeliefs } from "./ordered-beliefs.js";
+import { OrdLists } from "./ord-lists.js";
 import { Postings } from "./postings.js";
-import { Vocabulary } from "./vocabulary.js";
 import { similarity } from "./trigram.js";
+import { VerdictMemo } from "./verdict-memo.js";
 
 /** What the index asks of the store it cannot hold: lexemes of non-ASCII terms. */
 export interface IndexLookups {
@@ -34,32 +35,34 @@ const NOT_OWNERSHIP = /^\s*(the\s+)?user\s+has\s+(not|never|no|had|owned|used|dr
  * exactly as the SQL arms do. It holds that principal's rows only and
  * refuses a filter for anyone else, so a call reaches only the index of its
  * own identity. `position` is the store head its contents reflect.
+ *
+ * Rows are held as columns by ordinal (belief-table.ts), and every lookup
+ * structure holds ordinals, not objects: a row becomes a StoredBelief only
+ * when an arm returns it (hot-rows.ts keeps the recent ones).
  */
 export class PrincipalIndex implements CandidateSource {
   position: number;
-  private readonly beliefs = new Map<string, IndexedBelief>();
-  /** Every belief by its ordinal (IndexedBelief.ord): what the columns and postings point at. */
-  private readonly byOrd: IndexedBelief[] = [];
-  /** What the hard filter reads, by ordinal. */
-  private readonly columns = new BeliefColumns();
+  private readonly table = new BeliefTable();
+  /** Belief id → ordinal. A row's ordinal never changes; rows are replaced, never removed (an erasure rebuilds the index). */
+  private readonly ords = new Map<string, number>();
+  private readonly hot = new HotRows(this.table);
   private readonly scratch = new ScoringScratch();
   private readonly verdicts = new VerdictMemo();
   private readonly postings = new Postings();
-  private readonly bySubject = new Map<string, Set<IndexedBelief>>();
-  private readonly byType = new Map<string, Set<IndexedBelief>>();
+  /** Ordinals by interned subject key and by interned type (the filter columns' numbers). */
+  private readonly bySubject = new OrdLists<number>();
+  private readonly byType = new OrdLists<number>();
   /** Sorted distinct subject keys, for the misspelt-name prefix search; rebuilt lazily. */
   private subjectKeys: string[] | null = null;
   /** The delta arm's order: newest store position first. */
-  private readonly byPosition = new OrderedBeliefs(() => this.beliefs.values(), newestFirst);
+  private readonly byPosition = new OrderedBeliefs(() => this.table.size, (x, y) => this.newestFirst(x, y));
   /** The structured arm's order among beliefs of equal arm score: authority, confidence, evidence, id. */
-  private readonly byAuthority = new OrderedBeliefs(() => this.beliefs.values(), authorityFirst);
+  private readonly byAuthority = new OrderedBeliefs(() => this.table.size, (x, y) => this.authorityFirst(x, y));
   /** Old belief id → beliefs naming it in their supersedes. */
   private readonly successors = new Map<string, Set<string>>();
   private persona: ReadonlySet<string> = new Set();
   private aliases: ReadonlyMap<string, string> = new Map();
   private aliasesBySubject = new Map<string, string[]>();
-  private beliefBytes = 0;
-  private readonly vocabulary = new Vocabulary();
 
   constructor(
     readonly principal: Principal,
@@ -72,65 +75,70 @@ export class PrincipalIndex implements CandidateSource {
     this.upsert(beliefs);
   }
 
-  /** Every belief row held. */
-  beliefRows(): StoredBelief[] {
-    return [...this.beliefs.values()].map((ib) => ib.belief);
+  /** What the safety prescan reads of every row held (made on demand: the index keeps no row objects). */
+  scanItems(): { statement: string; beliefType: string }[] {
+    return Array.from({ length: this.table.size }, (_, o) => ({ statement: this.table.statement(o), beliefType: this.table.beliefType(o) }));
   }
 
   get size(): number {
-    return this.beliefs.size;
+    return this.table.size;
   }
 
-  /** Approximate heap held, for RECALL_INDEX_MB. */
+  /** Approximate bytes held, for RECALL_INDEX_MB. */
   get bytes(): number {
-    return this.beliefBytes + this.vocabulary.bytes + this.columns.bytes + (this.persona.size + this.aliases.size) * 120 + 4096;
+    return (
+      this.table.bytes +
+      this.postings.bytes +
+      this.bySubject.bytes +
+      this.byType.bytes +
+      // The two orders (arrays of numbers, 8 bytes an entry, and one Int32Array) and the hot rows when full.
+      this.table.size * 20 +
+      Math.min(this.table.size, HOT_ROWS) * HOT_ROW_BYTES +
+      (this.persona.size + this.aliases.size + this.successors.size) * 120 +
+      4096
+    );
   }
 
   /** Replaces rows by id (a delta, or the rows feedback changed). */
   upsert(rows: readonly IndexedBelief[]): void {
+    const t = this.table;
+    const c = t.filter;
     for (const next of rows) {
       const id = next.belief.beliefId;
-      const old = this.beliefs.get(id);
-      if (old) this.unlink(old);
-      this.vocabulary.intern(next);
-      next.ord = old ? old.ord : this.byOrd.length;
-      this.byOrd[next.ord] = next;
-      this.beliefs.set(id, next);
-      this.columns.set(next, this.persona.has(id), this.successors.has(id));
-      this.verdicts.forget([next.ord]);
-      this.byPosition.place(next, old, rows.length);
-      this.byAuthority.place(next, old, rows.length);
-      this.postings.add(next);
-      let group = this.bySubject.get(next.subjectKey);
-      if (!group) {
-        this.bySubject.set(next.subjectKey, (group = new Set()));
-        this.subjectKeys = null;
-      }
-      group.add(next);
-      let typed = this.byType.get(next.belief.beliefType);
-      if (!typed) this.byType.set(next.belief.beliefType, (typed = new Set()));
-      typed.add(next);
+      const old = this.ords.get(id);
+      if (old !== undefined) this.unlink(old);
+      const o = old ?? t.size;
+      t.set(o, next, this.persona.has(id), this.successors.has(id));
+      this.ords.set(id, o);
+      this.hot.forget(o);
+      this.verdicts.forget([o]);
+      this.byPosition.place(o, old !== undefined, rows.length);
+      this.byAuthority.place(o, old !== undefined, rows.length);
+      this.postings.add(o, next.terms, next.lengths);
+      if (!this.bySubject.has(c.subject[o]!)) this.subjectKeys = null;
+      this.bySubject.add(c.subject[o]!, o);
+      this.byType.add(c.beliefType[o]!, o);
       for (const oldId of next.belief.supersedes) {
         let set = this.successors.get(oldId);
         if (!set) this.successors.set(oldId, (set = new Set()));
         set.add(id);
-        const replaced = this.beliefs.get(oldId);
-        if (replaced) {
-          this.columns.mayBeSuperseded[replaced.ord] = 1;
-          this.verdicts.forget([replaced.ord]);
+        const replaced = this.ords.get(oldId);
+        if (replaced !== undefined) {
+          c.mayBeSuperseded[replaced] = 1;
+          this.verdicts.forget([replaced]);
         }
       }
-      this.beliefBytes += indexedBytes(next);
     }
   }
 
   setSideTables(side: SideTables): void {
     this.persona = side.persona;
     this.verdicts.clear();
-    this.columns.personaHeld.fill(0);
+    const c = this.table.filter;
+    c.personaHeld.fill(0);
     for (const id of side.persona) {
-      const held = this.beliefs.get(id);
-      if (held) this.columns.personaHeld[held.ord] = 1;
+      const held = this.ords.get(id);
+      if (held !== undefined) c.personaHeld[held] = 1;
     }
     this.aliases = side.aliases;
     const bySubject = new Map<string, string[]>();
@@ -138,17 +146,15 @@ export class PrincipalIndex implements CandidateSource {
     this.aliasesBySubject = bySubject;
   }
 
-  private unlink(old: IndexedBelief): void {
-    this.postings.remove(old);
-    const group = this.bySubject.get(old.subjectKey);
-    group?.delete(old);
-    if (group?.size === 0) {
-      this.bySubject.delete(old.subjectKey);
-      this.subjectKeys = null;
-    }
-    this.byType.get(old.belief.beliefType)?.delete(old);
-    for (const oldId of old.belief.supersedes) this.successors.get(oldId)?.delete(old.belief.beliefId);
-    this.beliefBytes -= indexedBytes(old);
+  /** Takes row `o`, about to be replaced, out of every lookup structure (read from the table before it is overwritten). */
+  private unlink(o: number): void {
+    const t = this.table;
+    const c = t.filter;
+    this.postings.remove(o, t);
+    this.bySubject.remove(c.subject[o]!, o);
+    if (!this.bySubject.has(c.subject[o]!)) this.subjectKeys = null;
+    this.byType.remove(c.beliefType[o]!, o);
+    for (const oldId of t.supersedes(o)) this.successors.get(oldId)?.delete(t.id(o));
   }
 
   private own(p: Principal): void {
@@ -163,14 +169,9 @@ export class PrincipalIndex implements CandidateSource {
    */
   private eligibleOrd(f: EligibilityFilter): (ord: number) => boolean {
     this.own(f.principal);
-    const idOf = (ord: number) => this.byOrd[ord]!.belief.beliefId;
-    return eligibilityTest(f, this.columns, (ord) => this.successorsOf(idOf(ord)), idOf, this.verdicts.forFilter(f, this.byOrd.length));
-  }
-
-  /** The same, for an arm holding the belief. */
-  private eligible(f: EligibilityFilter): (b: IndexedBelief) => boolean {
-    const test = this.eligibleOrd(f);
-    return (ib) => test(ib.ord);
+    const t = this.table;
+    const idOf = (o: number) => t.id(o);
+    return eligibilityTest(f, t.filter, (o) => this.successorsOf(idOf(o)), idOf, this.verdicts.forFilter(f, t.size));
   }
 
   async expandSubjectsEach(p: Principal, subjects: readonly string[]): Promise<Map<string, string[]>> {
@@ -188,53 +189,52 @@ export class PrincipalIndex implements CandidateSource {
   }
 
   async structuredCandidates(f: EligibilityFilter, anchors: StructuredAnchors, cap: number): Promise<ArmCandidate[]> {
-    const eligible = this.eligible(f);
-    const subjects = new Set(anchors.subjects);
-    const types = new Set(anchors.types);
+    const eligible = this.eligibleOrd(f);
+    const t = this.table;
+    const c = t.filter;
+    // Anchors as the columns' interned numbers (-1, held by no belief, matches none).
+    const subjectIds = new Set(anchors.subjects.map((s) => c.subjects.find(s)));
+    const typeIds = new Set(anchors.types.map((x) => c.types.find(x)));
     const owned = anchors.owned ?? null;
-    const anchored = subjects.size > 0 || types.size > 0 || owned !== null;
-    const score = (ib: IndexedBelief) => {
-      const b = ib.belief;
-      const subject = subjects.has(ib.subjectKey);
-      const type = types.has(b.beliefType);
-      const ownership = owned !== null && owned.types.includes(b.beliefType) && OWNERSHIP.test(b.statement) && !NOT_OWNERSHIP.test(b.statement);
+    const ownedTypeIds = owned === null ? null : new Set(owned.types.map((x) => c.types.find(x)));
+    const anchored = anchors.subjects.length > 0 || anchors.types.length > 0 || owned !== null;
+    const score = (o: number) => {
+      const subject = subjectIds.has(c.subject[o]!);
+      const type = typeIds.has(c.beliefType[o]!);
+      const ownership = ownedTypeIds !== null && ownedTypeIds.has(c.beliefType[o]!) && isOwnership(t.statement(o));
       return anchored && !subject && !type && !ownership ? 0 : Math.max(subject ? 1 : 0, ownership ? owned!.weight : 0, type ? anchors.typeWeight : 0);
     };
-    this.byAuthority.ranked();
-    const matches: { ib: IndexedBelief; armScore: number }[] = [];
-    const add = (ib: IndexedBelief) => {
-      if (!eligible(ib)) return false;
-      const armScore = score(ib);
+    this.byAuthority.ranked(t.rank);
+    const rank = t.rank;
+    const matches: { o: number; armScore: number }[] = [];
+    const add = (o: number) => {
+      if (!eligible(o)) return false;
+      const armScore = score(o);
       if (anchored && armScore === 0) return false;
-      matches.push({ ib, armScore });
+      matches.push({ o, armScore });
       return true;
     };
-    if (owned === null && types.size > 0) {
+    if (owned === null && typeIds.size > 0) {
       // A type anchor matches thousands (a snapshot's durable types), all with the same score: only
       // the first `cap` of them in authority order can make the cut, so they are read in that order.
-      for (const s of subjects) for (const ib of this.bySubject.get(s) ?? []) add(ib);
-      // Walked by ordinal over the columns: most beliefs are of other types, and are passed over unread.
-      const c = this.columns;
-      const typeIds = new Set([...types].map((t) => c.types.find(t)));
-      const subjectIds = new Set([...subjects].map((s) => c.subjects.find(s)));
+      for (const s of subjectIds) for (const o of this.bySubject.get(s) ?? []) add(o);
       const order = this.byAuthority.ordinals();
       let typed = 0;
       for (let i = 0; i < order.length && typed < cap; i++) {
         const o = order[i]!;
-        if (typeIds.has(c.beliefType[o]!) && !subjectIds.has(c.subject[o]!) && add(this.byOrd[o]!)) typed += 1;
+        if (typeIds.has(c.beliefType[o]!) && !subjectIds.has(c.subject[o]!) && add(o)) typed += 1;
+      }
+    } else if (anchored) {
+      for (const s of subjectIds) for (const o of this.bySubject.get(s) ?? []) add(o);
+      // A belief has one type: only one about a named subject was seen already.
+      for (const x of new Set([...typeIds, ...(ownedTypeIds ?? [])])) {
+        for (const o of this.byType.get(x) ?? []) if (!subjectIds.has(c.subject[o]!)) add(o);
       }
     } else {
-      for (const ib of anchored ? this.anchoredBeliefs(subjects, [...types, ...(owned?.types ?? [])]) : this.beliefs.values()) add(ib);
+      for (let o = 0; o < t.size; o++) add(o);
     }
     // Arm score, then the fixed authority order (authority, confidence, evidence, id), as the SQL orders.
-    return firstK(matches, cap, (x, y) => y.armScore - x.armScore || x.ib.rank - y.ib.rank).map((m) => ({ belief: m.ib.belief, armScore: m.armScore, memo: m.ib.memo }));
-  }
-
-  /** Beliefs about one of the subjects or of one of the types: every belief an anchored lookup can match, each once. */
-  private *anchoredBeliefs(subjects: ReadonlySet<string>, types: readonly string[]): Iterable<IndexedBelief> {
-    for (const s of subjects) yield* this.bySubject.get(s) ?? [];
-    // A belief has one type: only one about a named subject was seen already.
-    for (const t of new Set(types)) for (const b of this.byType.get(t) ?? []) if (!subjects.has(b.subjectKey)) yield b;
+    return firstK(matches, cap, (x, y) => y.armScore - x.armScore || rank[x.o]! - rank[y.o]!).map((m) => this.hot.candidate(m.o, m.armScore));
   }
 
   async lexicalCandidates(f: EligibilityFilter, q: LexicalQuery, cap: number, options?: ReadOptions): Promise<ArmCandidate[]> {
@@ -243,8 +243,8 @@ export class PrincipalIndex implements CandidateSource {
     const lexemes = await this.lookups.lexemes(q.terms, options);
     // Built after the await, and used before the next one.
     const eligible = this.eligibleOrd(f);
-    this.scratch.ensure(this.byOrd.length);
-    return lexicalScores(this.postings, lexemes, eligible, (ord) => this.byOrd[ord]!, this.columns.idPrefix, this.scratch, q, cap);
+    this.scratch.ensure(this.table.size);
+    return lexicalScores(this.postings, lexemes, eligible, this.table, this.scratch, q, cap).map((s) => this.hot.candidate(s.o, s.armScore));
   }
 
   async resolveNamedSubjects(
@@ -253,12 +253,13 @@ export class PrincipalIndex implements CandidateSource {
     fuzzyWords: readonly string[],
     minSimilarity: number,
   ): Promise<NamedSubjects> {
-    const eligible = this.eligible(f);
+    const eligible = this.eligibleOrd(f);
     if (phrases.length === 0 && fuzzyWords.length === 0) return { exact: [], fuzzy: [] };
-    const anyEligible = (key: string) => [...(this.bySubject.get(key) ?? [])].some(eligible);
+    const subjects = this.table.filter.subjects;
+    const anyEligible = (key: string) => (this.bySubject.get(subjects.find(key)) ?? []).some(eligible);
     const exact = new Set(phrases.filter(anyEligible));
     const fuzzy = new Set<string>();
-    const keys = (this.subjectKeys ??= [...this.bySubject.keys()].sort());
+    const keys = (this.subjectKeys ??= [...this.bySubject.keys()].map((id) => subjects.value(id)).sort());
     for (const word of fuzzyWords) {
       const prefix = word.slice(0, 3);
       for (let i = lowerBound(keys, prefix); i < keys.length && keys[i]!.startsWith(prefix); i += 1) {
@@ -272,12 +273,12 @@ export class PrincipalIndex implements CandidateSource {
   }
 
   async deltaCandidates(f: EligibilityFilter, afterPosition: number, cap: number): Promise<ArmCandidate[]> {
-    const eligible = this.eligible(f);
+    const eligible = this.eligibleOrd(f);
     // Only the rows above the watermark are read: usually none or a few of the principal's thousands.
     const out: ArmCandidate[] = [];
-    for (const ib of this.byPosition.ordered) {
-      if (ib.belief.storePosition <= afterPosition || out.length >= cap) break;
-      if (eligible(ib)) out.push({ belief: ib.belief, armScore: 1, memo: ib.memo });
+    for (const o of this.byPosition.ordered) {
+      if (this.table.position(o) <= afterPosition || out.length >= cap) break;
+      if (eligible(o)) out.push(this.hot.candidate(o, 1));
     }
     return out;
   }
@@ -286,12 +287,13 @@ export class PrincipalIndex implements CandidateSource {
     this.own(p);
     // A correction needs a row written after the watermark (the old row or its successor): with none, there is none.
     const newest = this.byPosition.ordered[0];
-    if (newest === undefined || newest.belief.storePosition <= afterPosition) return [];
+    if (newest === undefined || this.table.position(newest) <= afterPosition) return [];
     const corrections: Correction[] = [];
     const latestFirst = (x: StoredBelief, y: StoredBelief) => y.validFrom.getTime() - x.validFrom.getTime() || compareIds(x.beliefId, y.beliefId);
     for (const id of new Set(returned)) {
-      const old = this.beliefs.get(id)?.belief;
-      if (!old) continue;
+      const ord = this.ords.get(id);
+      if (ord === undefined) continue;
+      const old = this.table.belief(ord);
       const stopped =
         old.storePosition > afterPosition &&
         (old.status === "superseded" ||
@@ -303,36 +305,42 @@ export class PrincipalIndex implements CandidateSource {
       if (!stopped && !(inForce !== undefined && inForce.storePosition > afterPosition)) continue;
       const successor = this.successorsOf(id).filter((n) => n.status === "active" || n.status === "provisional").sort(latestFirst)[0];
       const closedAt = [old.validTo, inForce?.validFrom].filter((d): d is Date => d !== null && d !== undefined).sort((x, y) => x.getTime() - y.getTime())[0];
-      const since = closedAt ?? successor?.validFrom ?? old.retractedAt ?? this.beliefs.get(id)!.lastRejectedAt ?? old.recordedAt;
+      const since = closedAt ?? successor?.validFrom ?? old.retractedAt ?? this.table.lastRejected(ord) ?? old.recordedAt;
       corrections.push({ beliefId: id, supersededBy: (inForce ?? successor)?.beliefId ?? null, noLongerHoldsAsOf: since });
     }
     return corrections.sort((x, y) => compareIds(x.beliefId, y.beliefId));
   }
 
-  /** The principal's beliefs naming `id` in their supersedes. */
+  /** The principal's beliefs naming `id` in their supersedes (made from the table: rarely asked). */
   private successorsOf(id: string): StoredBelief[] {
     const out: StoredBelief[] = [];
     for (const sid of this.successors.get(id) ?? []) {
-      const n = this.beliefs.get(sid);
-      if (n) out.push(n.belief);
+      const o = this.ords.get(sid);
+      if (o !== undefined) out.push(this.table.belief(o));
     }
     return out;
   }
+
+  /** The structured arm's order among equal arm scores, as the SQL's ORDER BY: authority, confidence desc, evidence desc, id. */
+  private authorityFirst(x: number, y: number): number {
+    const t = this.table;
+    return (
+      AUTHORITY_ORDER[t.authorityOf(x)] - AUTHORITY_ORDER[t.authorityOf(y)] ||
+      t.confidenceOf(y) - t.confidenceOf(x) ||
+      t.evidenceOf(y) - t.evidenceOf(x) ||
+      compareIds(t.id(x), t.id(y))
+    );
+  }
+
+  /** The delta arm's order: store position descending, then id. */
+  private newestFirst(x: number, y: number): number {
+    const t = this.table;
+    return t.position(y) - t.position(x) || compareIds(t.id(x), t.id(y));
+  }
 }
 
-/** The structured arm's order among equal arm scores, as the SQL's ORDER BY: authority, confidence desc, evidence desc, id. */
-function authorityFirst(x: IndexedBelief, y: IndexedBelief): number {
-  return (
-    AUTHORITY_ORDER[x.belief.authority] - AUTHORITY_ORDER[y.belief.authority] ||
-    y.belief.confidence - x.belief.confidence ||
-    y.belief.evidenceCount - x.belief.evidenceCount ||
-    compareIds(x.belief.beliefId, y.belief.beliefId)
-  );
-}
-
-/** The delta arm's order: store position descending, then id. */
-function newestFirst(x: IndexedBelief, y: IndexedBelief): number {
-  return y.belief.storePosition - x.belief.storePosition || compareIds(x.belief.beliefId, y.belief.beliefId);
+function isOwnership(statement: string): boolean {
+  return OWNERSHIP.test(statement) && !NOT_OWNERSHIP.test(statement);
 }
 
 /** First index in sorted `keys` not below `value`. */

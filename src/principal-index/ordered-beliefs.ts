@@ -1,42 +1,41 @@
-import type { IndexedBelief } from "./loading.js";
-
 /**
- * The index's beliefs kept in one fixed order (the delta arm's newest first,
- * the structured arm's authority order), so an arm reads them in order
- * instead of sorting thousands per recall. A small delta moves its rows into
- * place; a large one, or the load, has the order rebuilt on first use.
- * `ranked()` writes each belief's place in the order to it (IndexedBelief.rank),
- * so an arm compares two numbers where the order compares four fields.
+ * The index's beliefs, by ordinal, kept in one fixed order (the delta arm's
+ * newest first, the structured arm's authority order), so an arm reads them
+ * in order instead of sorting thousands per recall. A small delta moves its
+ * rows into place; a large one, or the load, has the order rebuilt on first
+ * use. `ranked()` writes each belief's place in the order to `rank`, so an
+ * arm compares two numbers where the order compares four fields.
  */
 export class OrderedBeliefs {
-  private list: IndexedBelief[] | null = null;
+  private list: number[] | null = null;
   private ords: Int32Array | null = null;
   private ranksCurrent = false;
 
   constructor(
-    private readonly all: () => Iterable<IndexedBelief>,
-    private readonly order: (a: IndexedBelief, b: IndexedBelief) => number,
+    /** How many beliefs there are: ordinals 0 … count - 1. */
+    private readonly count: () => number,
+    private readonly order: (a: number, b: number) => number,
   ) {}
 
-  /** Every belief, in order. */
-  get ordered(): readonly IndexedBelief[] {
-    return (this.list ??= [...this.all()].sort(this.order));
+  /** Every ordinal, in order. */
+  get ordered(): readonly number[] {
+    return (this.list ??= Array.from({ length: this.count() }, (_, o) => o).sort(this.order));
   }
 
-  /** Every belief's ordinal (IndexedBelief.ord), in order: for walks that read the columns, not the beliefs. */
+  /** The same as one Int32Array, for walks over the columns. */
   ordinals(): Int32Array {
-    return (this.ords ??= Int32Array.from(this.ordered, (ib) => ib.ord));
+    return (this.ords ??= Int32Array.from(this.ordered));
   }
 
-  /** Makes every belief's `rank` its place in this order (0 is first). One order per index may use it. */
-  ranked(): void {
+  /** Makes rank[o] every belief's place in this order (0 is first). One order per index may use it. */
+  ranked(rank: Int32Array): void {
     if (this.ranksCurrent) return;
-    this.ordered.forEach((ib, i) => (ib.rank = i));
+    this.ordered.forEach((o, i) => (rank[o] = i));
     this.ranksCurrent = true;
   }
 
-  /** `next` replaces `old` (or is new), as one of a delta of `batch` rows. */
-  place(next: IndexedBelief, old: IndexedBelief | undefined, batch: number): void {
+  /** Belief `o` was written (`replaced`: it was held before), as one of a delta of `batch` rows. */
+  place(o: number, replaced: boolean, batch: number): void {
     this.ranksCurrent = false;
     this.ords = null;
     const list = this.list;
@@ -45,14 +44,14 @@ export class OrderedBeliefs {
       this.list = null;
       return;
     }
-    if (old) list.splice(list.indexOf(old), 1);
+    if (replaced) list.splice(list.indexOf(o), 1);
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.order(list[mid]!, next) < 0) lo = mid + 1;
+      if (this.order(list[mid]!, o) < 0) lo = mid + 1;
       else hi = mid;
     }
-    list.splice(lo, 0, next);
+    list.splice(lo, 0, o);
   }
 }

@@ -7,7 +7,6 @@ import { requestedQuery } from "../../src/recall/query-former.js";
 import { effectiveQuery } from "../../src/recall/query-former.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { storedBelief, uid } from "./unit-helpers.js";
-import { RowMemo } from "../../src/ports/row-memo.js";
 
 /**
  * The principal index remembers live hard-filter verdicts between recalls
@@ -26,9 +25,7 @@ function indexed(b: StoredBelief): IndexedBelief {
     lengths: [0, 0, 0, 0],
     notTrueSinceUs: null,
     lastRejectedAt: null,
-    rank: 0,
     ord: -1,
-    memo: new RowMemo(),
   };
 }
 

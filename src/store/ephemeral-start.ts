@@ -43,19 +43,20 @@ export interface EphemeralFiles {
 }
 
 /**
- * Starts reading the template and PGlite's files, and compiling PGlite's
+ * Starts reading the template (unless `withTemplate` is false: a data
+ * directory that exists) and PGlite's files, and compiling PGlite's
  * WebAssembly (on V8's background threads), before PGlite's JavaScript is
  * imported: the reads and the compile then overlap that import.
  */
-export function readEphemeralFiles(): EphemeralFiles {
+export function readEphemeralFiles(withTemplate = true): EphemeralFiles {
   const engine = (async () => {
     const pglite = import.meta.resolve("@electric-sql/pglite");
     const [wasm, bundle] = await Promise.all([readFile(new URL("pglite.wasm", pglite)), readFile(new URL("pglite.data", pglite))]);
     return { pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle: new Blob([bundle]) };
   })().catch(() => undefined);
   return {
-    template: readFile(PGLITE_TEMPLATE_PATH).catch(() => null),
-    manifest: readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null),
+    template: withTemplate ? readFile(PGLITE_TEMPLATE_PATH).catch(() => null) : Promise.resolve(null),
+    manifest: withTemplate ? readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null) : Promise.resolve(null),
     engine,
   };
 }

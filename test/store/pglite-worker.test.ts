@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { openStore } from "../../src/store/open-store.js";
 import { isUnavailable } from "../../src/domain/errors.js";
-import { takePgliteWorker } from "../../src/store/ephemeral-start.js";
+import { startPgliteWorker, takePgliteWorker } from "../../src/store/ephemeral-start.js";
 import { pgliteWorkerClient } from "../../src/store/pglite/pglite-worker-client.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { StoreTimeoutError } from "../../src/store/store-deadline.js";
@@ -102,6 +102,35 @@ describe("a data directory's PGlite in a worker thread", () => {
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is sized for a sidecar: a new directory is written from the template, not by initdb, and has 16 MB of shared buffers", async () => {
+    // Issue 37: initdb's WebAssembly PostgreSQL stayed in the process's memory, and 128 MB of shared
+    // buffers with it; a sidecar on a fresh directory held 485–546 MiB idle.
+    const dir = join(await mkdtemp(join(tmpdir(), "recall-worker-dir-")), "data");
+    try {
+      const fresh = await pgliteWorkerClient(startPgliteWorker(false, dir));
+      try {
+        expect(fresh.fromTemplate).toBe(true);
+        expect(await fresh.client.query("SHOW shared_buffers")).toEqual([{ shared_buffers: "16MB" }]);
+        // The template's schema is there: the store's tables, without a migration step.
+        expect(await fresh.client.query("SELECT count(*)::int AS n FROM beliefs")).toEqual([{ n: 0 }]);
+        await fresh.client.query("CREATE TABLE kept (id int PRIMARY KEY)");
+        await fresh.client.query("INSERT INTO kept VALUES (7)");
+      } finally {
+        await fresh.client.close();
+      }
+      const reopened = await pgliteWorkerClient(startPgliteWorker(false, dir));
+      try {
+        expect(reopened.fromTemplate).toBe(false);
+        expect(await reopened.client.query("SELECT id FROM kept")).toEqual([{ id: 7 }]);
+        expect(await reopened.client.query("SHOW shared_buffers")).toEqual([{ shared_buffers: "16MB" }]);
+      } finally {
+        await reopened.client.close();
+      }
+    } finally {
+      await rm(join(dir, ".."), { recursive: true, force: true });
     }
   });
 });

@@ -11,9 +11,25 @@ export const pgliteExtensions = { pg_trgm, btree_gin };
 /** The same plus pgvector, loaded only for the semantic arm (it adds to start-up time and memory). */
 export const pgliteVectorExtensions = { ...pgliteExtensions, vector };
 
+/**
+ * PGlite's start parameters for a sidecar's own database (a data directory,
+ * or the ephemeral store). PostgreSQL's default of 128 MB of shared buffers
+ * is sized for a database server; in PGlite they live in the WebAssembly
+ * memory of the sidecar's process, and a data directory's idle sidecar held
+ * 286–314 MiB with them against 160–175 MiB with 16 MB (measured in
+ * process; docs/benchmarks.md, "What a sidecar costs"). Pages that do not fit are read from the
+ * directory's files through the operating system's page cache: a cost only
+ * for SQL that reads far more than a call's rows (an index load reads a
+ * principal's rows once).
+ */
+export const SIDECAR_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
+
 /** Opens (creating if needed) an embedded PGlite database in `dataDir`; undefined means in memory. */
 export async function openPglite(dataDir: string | undefined, options: { vector?: boolean } = {}): Promise<PGlite> {
-  return PGlite.create(dataDir, { extensions: options.vector ? pgliteVectorExtensions : pgliteExtensions });
+  return PGlite.create(dataDir, {
+    extensions: options.vector ? pgliteVectorExtensions : pgliteExtensions,
+    ...(dataDir === undefined ? {} : { startParams: [...SIDECAR_START_PARAMS] }),
+  });
 }
 
 /**

@@ -1,7 +1,9 @@
 import { setFlagsFromString } from "node:v8";
 import { parentPort, workerData } from "node:worker_threads";
 import type { PGlite, Transaction } from "@electric-sql/pglite";
-import { readEphemeralFiles, sendableError } from "../ephemeral-start.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { readEphemeralFiles, sendableError, type EphemeralFiles } from "../ephemeral-start.js";
 
 /**
  * V8 compiles WebAssembly lazily with its baseline compiler and recompiles a
@@ -14,10 +16,12 @@ import { readEphemeralFiles, sendableError } from "../ephemeral-start.js";
  */
 setFlagsFromString("--wasm-tiering-budget=180000000");
 const { vector, dataDir } = workerData as PgliteWorkerData;
-// The ephemeral store's template, under way while PGlite's JavaScript is imported.
-const files = dataDir === undefined ? readEphemeralFiles() : null;
-const { openEphemeralPglite } = await import("./pglite-template.js");
-const { openPglite } = await import("./pglite-client.js");
+// PGlite's compiled WebAssembly and the template (an ephemeral store's database, a new data
+// directory's first contents), under way while PGlite's JavaScript is imported. Dropped once the
+// database answers: the template's bytes (15 MB) are the database's by then, not worth keeping.
+const fresh = dataDir === undefined || !existsSync(join(dataDir, "PG_VERSION"));
+let files: EphemeralFiles | null = readEphemeralFiles(fresh);
+const { openDataDirPglite, openEphemeralPglite } = await import("./pglite-template.js");
 
 /**
  * The embedded store's PGlite (the ephemeral one, or a data directory's), in
@@ -130,9 +134,8 @@ async function serve(db: PGlite): Promise<void> {
 
 try {
   const { db, fromTemplate, migrations } =
-    dataDir === undefined
-      ? await openEphemeralPglite({ vector, files: files! })
-      : { db: await openPglite(dataDir, { vector }), fromTemplate: false, migrations: null };
+    dataDir === undefined ? await openEphemeralPglite({ vector, files: files! }) : await openDataDirPglite(dataDir, { vector, files: files! });
+  files = null;
   await serve(db);
   port.postMessage({ type: "ready", fromTemplate, migrations });
 } catch (error) {

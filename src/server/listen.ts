@@ -59,9 +59,52 @@ export interface RunningServer {
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
 export async function listen(rpcHandler: Handler, options: ListenOptions): Promise<RunningServer> {
-  const { limits } = options;
-  const inflight = new Set<http2.Http2ServerResponse>();
-  const inflightH1 = new Set<http.ServerResponse>();
+  const calls = new Calls();
+  const handler = callHandler(rpcHandler, options.limits, calls);
+  const { h1, h2, secure } = httpServers(handler, options);
+  const connections = new Connections();
+  for (const server of secure ? [h2, secure] : [h2]) {
+    server.on("session", (session) => {
+      connections.sessions.add(session);
+      session.once("close", () => connections.sessions.delete(session));
+      boundSession(session, options.limits);
+    });
+  }
+  const servers = await bindListeners(options, connections, { h1, h2, secure });
+  const address = servers[0]!.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  return {
+    port,
+    socketPath: options.socketPath,
+    close: (graceMs: number) => shutDown(graceMs, { calls, connections, servers, h1 }),
+  };
+}
+
+/** The calls in flight, by HTTP version, and whether the server is closing. */
+class Calls {
+  closing = false;
+  readonly h2 = new Set<http2.Http2ServerResponse>();
+  readonly h1 = new Set<http.ServerResponse>();
+}
+
+/** The open HTTP/2 sessions and every accepted socket. */
+class Connections {
+  readonly sessions = new Set<http2.ServerHttp2Session>();
+  readonly sockets = new Set<net.Socket>();
+
+  track(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+  }
+}
+
+/**
+ * Every request, before the RPC handler: its bytes metered, a new stream on a
+ * closing server refused, each call tracked until it closes, and an HTTP/2
+ * stream answered before its request was all read reset.
+ */
+function callHandler(rpcHandler: Handler, limits: ListenOptions["limits"], calls: Calls): Handler {
   const requestBytes = new ByteBudget(limits.maxInflightRequestBytes);
   const connectionBytes = new WeakMap<object, ByteBudget>();
   const budgetOf = (connection: object) => {
@@ -69,18 +112,17 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
     if (!budget) connectionBytes.set(connection, (budget = new ByteBudget(limits.maxConnectionRequestBytes)));
     return budget;
   };
-  let closing = false;
-  const handler: Handler = (req, res) => {
+  return (req, res) => {
     const connection = ("stream" in req ? req.stream.session : undefined) ?? req.socket;
     res.once("close", meterRequest(req, { process: requestBytes, connection: budgetOf(connection), readMaxBytes: limits.readMaxBytes }));
     if ("stream" in req && res instanceof http2.Http2ServerResponse) {
       // A client that ignores GOAWAY gets its new stream refused, not served by a stopping process.
-      if (closing) {
+      if (calls.closing) {
         req.stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
         return;
       }
-      inflight.add(res);
-      res.once("close", () => inflight.delete(res));
+      calls.h2.add(res);
+      res.once("close", () => calls.h2.delete(res));
       // Answered before the request was all read (too large, refused, say): the rest is not wanted,
       // and a half-open stream would hold its slot and its flow-control window. RST_STREAM NO_ERROR
       // says exactly that (RFC 9113 8.1), after the answer.
@@ -96,13 +138,18 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
       req.stream.once("wantTrailers", resetUnread);
       res.once("finish", resetUnread);
     } else if (res instanceof http.ServerResponse) {
-      inflightH1.add(res);
-      res.once("close", () => inflightH1.delete(res));
+      calls.h1.add(res);
+      res.once("close", () => calls.h1.delete(res));
     }
     withSpecGrpcMessage(res);
     repairAuthority(req);
     rpcHandler(req, res);
   };
+}
+
+/** The HTTP/2 and HTTP/1.1 servers connections are handed to, and the TLS server when TLS is configured. */
+function httpServers(handler: Handler, options: ListenOptions): { h1: http.Server; h2: http2.Http2Server; secure: http2.Http2SecureServer | undefined } {
+  const { limits } = options;
   const h2Options = { settings: { maxConcurrentStreams: limits.maxConcurrentStreams } };
   const h2 = http2.createServer(h2Options, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const h1 = http.createServer(
@@ -131,23 +178,18 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
         handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
       )
     : undefined;
-  const sessions = new Set<http2.ServerHttp2Session>();
-  const sockets = new Set<net.Socket>();
-  for (const server of secure ? [h2, secure] : [h2]) {
-    server.on("session", (session) => {
-      sessions.add(session);
-      session.once("close", () => sessions.delete(session));
-      boundSession(session, limits);
-    });
-  }
+  return { h1, h2, secure };
+}
 
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    socket.on("error", () => socket.destroy());
-  };
+/** Binds the TCP port (first in the list) and the Unix socket if any; never half-started. */
+async function bindListeners(
+  options: ListenOptions,
+  connections: Connections,
+  { h1, h2, secure }: { h1: http.Server; h2: http2.Http2Server; secure: http2.Http2SecureServer | undefined },
+): Promise<net.Server[]> {
+  const { limits } = options;
   const route = (socket: net.Socket) => {
-    track(socket);
+    connections.track(socket);
     // Silent connections: nothing at all within the headers timeout, and the socket is closed.
     socket.setTimeout(limits.headersTimeoutMs, () => socket.destroy());
     socket.once("readable", () => {
@@ -165,7 +207,7 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
   if (secure) {
     // The TLS handshake must finish within the headers timeout too.
     secure.on("connection", (socket: net.Socket) => {
-      track(socket);
+      connections.track(socket);
       socket.setTimeout(limits.headersTimeoutMs, () => socket.destroy());
     });
     secure.on("secureConnection", (socket: net.Socket) => socket.setTimeout(0));
@@ -191,46 +233,46 @@ export async function listen(rpcHandler: Handler, options: ListenOptions): Promi
       throw socketListenError(error, path);
     }
   }
-  const address = tcp.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
+  return servers;
+}
 
-  return {
-    port,
-    socketPath: options.socketPath,
-    async close(graceMs: number) {
-      closing = true;
-      for (const server of servers) server.close();
-      // Stops h1's timeout checks; its "not running" error is expected (it never listened).
-      h1.close(() => {});
-      for (const session of sessions) {
-        if (session.closed || session.destroyed) continue;
-        session.goaway(http2.constants.NGHTTP2_NO_ERROR);
-        session.close();
-      }
-      h1.closeIdleConnections();
-      // A connection whose calls are all answered has nothing left to wait for, even when its client
-      // never finishes sending a request (refused over a limit, say): it goes after a moment.
-      const answeredAt = Date.now() + CUTOFF_FLUSH_MS;
-      const closeAnswered = () => {
-        if (Date.now() < answeredAt) return;
-        const busy = new Set([...inflight].map((res) => res.stream.session));
-        for (const session of sessions) if (!busy.has(session)) session.destroy();
-      };
-      const drained = await waitFor(() => sockets.size === 0, graceMs, () => {
-        h1.closeIdleConnections();
-        closeAnswered();
-      });
-      if (!drained) {
-        // A status the client can act on (UNAVAILABLE: retry), rather than a bare RST_STREAM.
-        // HTTP/1.1 calls (Connect, gRPC-Web) too: a status in their protocol, not a bare connection reset.
-        for (const res of [...inflight, ...inflightH1]) endWithUnavailable(res, "server shutting down; the call was cut at the end of the grace period");
-        await waitFor(() => inflight.size === 0 && inflightH1.size === 0, CUTOFF_FLUSH_MS, () => {});
-        for (const session of sessions) session.destroy();
-        for (const socket of sockets) socket.destroy();
-      }
-      return { forced: !drained };
-    },
+/** Stops accepting, sends GOAWAY, waits up to graceMs for in-flight calls, then cuts what is left with UNAVAILABLE. */
+async function shutDown(
+  graceMs: number,
+  { calls, connections, servers, h1 }: { calls: Calls; connections: Connections; servers: net.Server[]; h1: http.Server },
+): Promise<{ forced: boolean }> {
+  const { sessions, sockets } = connections;
+  calls.closing = true;
+  for (const server of servers) server.close();
+  // Stops h1's timeout checks; its "not running" error is expected (it never listened).
+  h1.close(() => {});
+  for (const session of sessions) {
+    if (session.closed || session.destroyed) continue;
+    session.goaway(http2.constants.NGHTTP2_NO_ERROR);
+    session.close();
+  }
+  h1.closeIdleConnections();
+  // A connection whose calls are all answered has nothing left to wait for, even when its client
+  // never finishes sending a request (refused over a limit, say): it goes after a moment.
+  const answeredAt = Date.now() + CUTOFF_FLUSH_MS;
+  const closeAnswered = () => {
+    if (Date.now() < answeredAt) return;
+    const busy = new Set([...calls.h2].map((res) => res.stream.session));
+    for (const session of sessions) if (!busy.has(session)) session.destroy();
   };
+  const drained = await waitFor(() => sockets.size === 0, graceMs, () => {
+    h1.closeIdleConnections();
+    closeAnswered();
+  });
+  if (!drained) {
+    // A status the client can act on (UNAVAILABLE: retry), rather than a bare RST_STREAM.
+    // HTTP/1.1 calls (Connect, gRPC-Web) too: a status in their protocol, not a bare connection reset.
+    for (const res of [...calls.h2, ...calls.h1]) endWithUnavailable(res, "server shutting down; the call was cut at the end of the grace period");
+    await waitFor(() => calls.h2.size === 0 && calls.h1.size === 0, CUTOFF_FLUSH_MS, () => {});
+    for (const session of sessions) session.destroy();
+    for (const socket of sockets) socket.destroy();
+  }
+  return { forced: !drained };
 }
 
 /** How long the UNAVAILABLE statuses of cut calls get to reach the wire before the connections go. */

@@ -108,8 +108,8 @@ describe("a full outage spool (outage spool)", () => {
 
   beforeAll(async () => {
     spoolDir = await mkdtemp(join(tmpdir(), "recall-spool-"));
-    // About a dozen traces.
-    s = await start(spoolDir, { RECALL_TRACE_SPOOL_MB: "0.03" });
+    // A few traces (a one-belief trace line is about 1.5 KiB).
+    s = await start(spoolDir, { RECALL_TRACE_SPOOL_MB: "0.01" });
   });
   afterAll(async () => {
     await s?.stop();
@@ -125,7 +125,7 @@ describe("a full outage spool (outage spool)", () => {
     for (let i = 0; i < 20; i++) {
       outcomes.push(await unary(s.c.memory, "Search", { text: "how does veetbot deploy" }, me, 2_000).then(() => "OK" as const, (e: { code: number }) => e.code));
     }
-    expect(outcomes, JSON.stringify(outcomes) + s.sidecar.logs().slice(-2000)).toContain(grpc.status.UNAVAILABLE);
+    expect(outcomes, JSON.stringify(outcomes) + s.sidecar.logs().split("\n").filter((l) => /spool|trace/.test(l) && !/"msg":"call"/.test(l)).slice(-12).join("\n")).toContain(grpc.status.UNAVAILABLE);
     expect(outcomes.filter((o) => o !== "OK" && o !== grpc.status.UNAVAILABLE)).toEqual([]);
     expect(await eventually(() => health(s, "memory.v1.MemoryService"), (v) => v === "NOT_SERVING")).toBe("NOT_SERVING");
     await s.proxy.restore();

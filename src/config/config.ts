@@ -22,7 +22,7 @@ const envSchema = z.object({
   // The memory inspector page at /ui/ (docs/inspector.md).
   RECALL_UI: z.enum(["on", "off"]).default("off"),
   RECALL_DATABASE_URL: postgresUrl.optional(),
-  // Behind a pooler: see "Many sidecars, one database" in the README.
+  // Behind a pooler: see docs/scale-out.md.
   RECALL_DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
   RECALL_DATABASE_LISTEN_URL: postgresUrl.optional(),
   RECALL_HEAD_POLL_MS: positiveInt.max(60_000).default(1000),
@@ -37,7 +37,7 @@ const envSchema = z.object({
   RECALL_DEFAULT_SENSITIVITY_CEILING: sensitivityName.default("personal"),
   RECALL_TRACE_OPERATOR_RETENTION_HOURS: positiveInt.default(24 * 14),
   RECALL_SNAPSHOT_CACHE_MB: z.coerce.number().min(0).max(4096).default(64),
-  // The in-process principal index: see "The principal index" in the README.
+  // The in-process principal index: see docs/moments-and-caching.md.
   RECALL_INDEX_MB: z.coerce.number().min(0).max(65_536).default(512),
   RECALL_INDEX_HEAD_CHECK_MS: positiveInt.max(3_600_000).default(1_000),
   RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
@@ -64,7 +64,7 @@ const envSchema = z.object({
   RECALL_OTEL_CAPTURE_QUERY: z.enum(["off", "on"]).default("off"),
   // The MCP endpoint (POST /mcp, Streamable HTTP) on the sidecar's port: see docs/mcp.md.
   RECALL_MCP: z.enum(["off", "on"]).default("off"),
-  // The semantic arm (off by default): see "The semantic arm" in the README.
+  // The semantic arm (off by default): see docs/semantic-arm.md.
   RECALL_SEMANTIC: z.enum(["off", "on"]).default("off"),
   RECALL_EMBEDDER: z.enum(["openai", "local", "hashed"]).default("openai"),
   // RECALL_EMBEDDER=local: the model folder (default: where `npm run model:fetch` puts it, under
@@ -146,9 +146,9 @@ export interface Config {
   readonly tracing: { readonly serviceName: string; readonly captureQuery: boolean } | null;
   /** Serve MCP (Streamable HTTP) at /mcp on the sidecar's port (docs/mcp.md). */
   readonly mcp: boolean;
-  /** Request size, stream and connection-time limits (see "Limits and timeouts" in the README). */
+  /** Request size, stream and connection-time limits (see docs/operations.md, "Limits and timeouts"). */
   readonly limits: EdgeLimits;
-  /** Where tenant and principal come from (see "Who may call" in the README). */
+  /** Where tenant and principal come from (see docs/identity-and-deployment.md, "Who may call"). */
   readonly identity: IdentityConfig;
   /** TLS on the TCP listener; null for plaintext (h2c). */
   readonly tls: TlsConfig | null;

@@ -5,7 +5,7 @@ import { SEARCH_TOOL_ID } from "./search.js";
  * The agent-facing surface: the two memory tools as an agent runtime lists
  * them to the model. Each maps onto one RPC (memory.search -> Search,
  * memory.recall_episodes -> RecallEpisodes); the runtime adds session, run,
- * turn and surface from its own state. The README quotes these descriptions
+ * turn and surface from its own state. docs/agent-tools.md quotes these descriptions
  * verbatim (a test keeps them equal).
  */
 

@@ -93,7 +93,7 @@ export interface RetrievalPolicy {
    * b, the weight of each field of a belief's index, how many matches are
    * scored exactly, the boosts for a subject or a month/year the question
    * names, and the trigram threshold at which a capitalised word is taken
-   * for a misspelt subject. Set by the LoCoMo evaluation (README).
+   * for a misspelt subject. Set by the LoCoMo evaluation (docs/evaluation.md).
    */
   /** Appended to the policy version of recalls the semantic arm took part in (RECALL_SEMANTIC=on). */
   semanticTag: string;

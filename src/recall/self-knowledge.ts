@@ -21,7 +21,7 @@
  */
 
 export interface SelfKnowledgeRule {
-  /** What the rule recognises, for tests and for the README's list of cues. */
+  /** What the rule recognises, for tests and for the list of cues in docs/ranking.md. */
   cue: string;
   types: readonly string[];
   pattern: RegExp;

@@ -1,7 +1,7 @@
 /**
  * recall's TypeScript client SDK (the package's main entry): the agent
- * runtime's call flow over the generated connect-es client. See "Client SDK"
- * in the README.
+ * runtime's call flow over the generated connect-es client. See
+ * docs/typescript.md.
  */
 export {
   createRecallClient,

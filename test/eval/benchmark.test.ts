@@ -9,7 +9,7 @@ import { STORE_KINDS } from "../support/stores.js";
 /**
  * The deterministic benchmark (`npm run eval`): the committed baseline must
  * be what the code measures today, and the metrics, the diff and the
- * regression check must mean what the README says they mean.
+ * regression check must mean what docs/evaluation.md says they mean.
  */
 
 // `npm run eval` records on PGlite; PostgreSQL runs the same SQL and must measure the same bytes.

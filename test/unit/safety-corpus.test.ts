@@ -7,7 +7,7 @@ import { loadCorpus, type CorpusCase } from "../support/safety-corpus.js";
  * The scanner on its labelled corpus: precision and recall over every case,
  * then per family and per variant. The targets are the spec's hard gate:
  * no benign statement withheld, every attack and every secret withheld,
- * each for its own reason. The table printed here is the README's.
+ * each for its own reason. The table printed here is docs/safety.md's.
  */
 
 interface Scored extends CorpusCase {

@@ -15,7 +15,7 @@
  *   base64, hex or percent-encoding (encoded-payloads.ts).
  *
  * The labelled corpus (test/fixtures/safety/corpus.json) and its test
- * report precision and recall per family; the README carries the figures.
+ * report precision and recall per family; docs/safety.md carries the figures.
  */
 
 import { decodedPayloads } from "./encoded-payloads.js";

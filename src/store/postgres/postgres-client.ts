@@ -84,7 +84,18 @@ async function bounded<T extends Row>(
     else signal.addEventListener("abort", () => cancelQuietly(pending), { once: true });
   }
   const rows = await beforeDeadline(pending as Promise<postgres.Row[]>, at, () => new StoreTimeoutError());
-  return rows as unknown as T[];
+  return withoutLeadingHoles(rows) as unknown as T[];
+}
+
+/**
+ * postgres.js 3.4.9 resets its row counter only when a statement completes: after one that
+ * failed mid-result (an error at row n, a cancel, a statement timeout), the next statement on
+ * that connection stores its rows from index n on, behind n holes. The rows themselves are
+ * whole and in order, so dropping the holes gives exactly the statement's result
+ * (test/store/failed-statement-rows.test.ts).
+ */
+function withoutLeadingHoles(rows: postgres.Row[]): postgres.Row[] {
+  return rows.length === 0 || 0 in rows ? rows : rows.filter(() => true);
 }
 
 /**

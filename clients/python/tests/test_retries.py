@@ -101,4 +101,8 @@ def test_a_deadline_is_final(sidecar: LocalSidecar) -> None:
         grpc.channel_ready_future(client.channel).result(timeout=10)
         with pytest.raises(RecallError) as error:
             client.search("concise writing", timeout=0.001)
-    assert (error.value.status, error.value.attempts) == ("DEADLINE_EXCEEDED", 1)
+    # Which status wins is a race: the client's DEADLINE_EXCEEDED, or the sidecar's UNAVAILABLE for a
+    # store that cannot answer before the deadline (CI saw both). Either way no retry follows: the
+    # deadline covers the retries too.
+    assert error.value.status in ("DEADLINE_EXCEEDED", "UNAVAILABLE")
+    assert error.value.attempts == 1

@@ -40,6 +40,8 @@ const envSchema = z.object({
   // The in-process principal index: see docs/moments-and-caching.md.
   RECALL_INDEX_MB: z.coerce.number().min(0).max(65_536).default(512),
   RECALL_INDEX_HEAD_CHECK_MS: positiveInt.max(3_600_000).default(1_000),
+  // A restarted sidecar loads the indexes it held before (warm-principals.json in the data directory).
+  RECALL_INDEX_WARM: z.enum(["on", "off"]).default("on"),
   RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
   RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
   RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
@@ -117,8 +119,11 @@ export interface Config {
   readonly traceOperatorRetentionHours: number;
   /** Upper bound of the in-process snapshot cache, in bytes. */
   readonly snapshotCacheBytes: number;
-  /** The in-process principal index: its byte bound (0 = off) and how long it trusts the tracked head without a check. */
-  readonly principalIndex: { readonly maxBytes: number; readonly headCheckMs: number };
+  /**
+   * The in-process principal index: its byte bound (0 = off), how long it trusts the tracked head
+   * without a check, and the directory of the warm list a restart loads from (null: index or warming off).
+   */
+  readonly principalIndex: { readonly maxBytes: number; readonly headCheckMs: number; readonly warmDir: string | null };
   readonly traces: {
     /** A trace batch write slower than this is logged as slow, and the next batch goes beside it. */
     readonly writeTimeoutMs: number;
@@ -236,7 +241,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultSensitivityCeiling: e.RECALL_DEFAULT_SENSITIVITY_CEILING,
     traceOperatorRetentionHours: e.RECALL_TRACE_OPERATOR_RETENTION_HOURS,
     snapshotCacheBytes: Math.round(e.RECALL_SNAPSHOT_CACHE_MB * 1024 * 1024),
-    principalIndex: Object.freeze({ maxBytes: Math.round(e.RECALL_INDEX_MB * 1024 * 1024), headCheckMs: e.RECALL_INDEX_HEAD_CHECK_MS }),
+    principalIndex: Object.freeze({
+      maxBytes: Math.round(e.RECALL_INDEX_MB * 1024 * 1024),
+      headCheckMs: e.RECALL_INDEX_HEAD_CHECK_MS,
+      warmDir: e.RECALL_INDEX_WARM === "on" && e.RECALL_INDEX_MB > 0 ? e.RECALL_DATA_DIR : null,
+    }),
     traces: Object.freeze({
       writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS,
       retryQueueMax: e.RECALL_TRACE_RETRY_QUEUE_MAX,

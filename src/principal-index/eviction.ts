@@ -20,6 +20,11 @@ export class ByteLru<V extends { readonly bytes: number }> {
     return value;
   }
 
+  /** Without touching the recency order. */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
   /** Inserts or re-inserts (sizes change as deltas apply), then evicts down to the bound. */
   set(key: string, value: V): void {
     this.entries.delete(key);
@@ -48,6 +53,11 @@ export class ByteLru<V extends { readonly bytes: number }> {
 
   keys(): IterableIterator<string> {
     return this.entries.keys();
+  }
+
+  /** Least recently used first. */
+  items(): IterableIterator<[string, V]> {
+    return this.entries.entries();
   }
 
   values(): IterableIterator<V> {

@@ -7,6 +7,7 @@ import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
 import { emptyIndexStats, type IndexStats } from "./index-stats.js";
 import type { IndexLookups, PrincipalIndex } from "./one-principal-index.js";
+import type { WarmEntry } from "./warm-list.js";
 
 export interface PrincipalIndexOptions {
   /** RECALL_INDEX_MB in bytes; 0 turns the index off (every recall reads SQL). */
@@ -82,6 +83,7 @@ export class PrincipalIndexes implements CandidateRouter {
   }
 
   private unlisten: (() => Promise<void>) | undefined;
+  private stopped = false;
 
   /** Follows row changes the head does not announce (feedback, erasure), from every sidecar. */
   async start(): Promise<void> {
@@ -97,6 +99,8 @@ export class PrincipalIndexes implements CandidateRouter {
   }
 
   async stop(): Promise<void> {
+    // Loads in flight end with the store's close: not a failure worth a warning.
+    this.stopped = true;
     await this.unlisten?.().catch(() => {});
     this.unlisten = undefined;
   }
@@ -179,6 +183,37 @@ export class PrincipalIndexes implements CandidateRouter {
   }
 
   /**
+   * Loads the given principals' indexes one after another, for a restarted
+   * sidecar (principal-index/warm-list.ts). One at a time, so the calls that
+   * arrive meanwhile keep the pool; a principal asked for first loads on its
+   * own (its first call answered from SQL) and is not loaded twice. Failures
+   * are counted and logged like a background load's; `stopped` ends the walk.
+   */
+  async warm(principals: readonly Principal[], stopped: () => boolean = () => false): Promise<number> {
+    const loaded: string[] = [];
+    for (const p of principals) {
+      if (stopped() || this.stopped || !this.enabled) break;
+      const key = keyOf(p);
+      if (this.lru.has(key)) continue;
+      await this.loadInBackground(p);
+      if (this.lru.has(key)) loaded.push(key);
+    }
+    // Loaded most recent first, which left the least recent as the most recently used: put the list's order back.
+    for (const key of loaded.reverse()) this.lru.get(key);
+    return loaded.length;
+  }
+
+  /** The loaded principals, most recently used first, with their approximate bytes: the warm list. */
+  recentFirst(): WarmEntry[] {
+    const out: WarmEntry[] = [];
+    for (const [key, entry] of this.lru.items()) {
+      const [tenantId, principalId] = JSON.parse(key) as [string, string];
+      out.push({ tenantId, principalId, bytes: entry.bytes });
+    }
+    return out.reverse();
+  }
+
+  /**
    * After a write through this sidecar, before it is acknowledged: brings a
    * loaded index up to the store's head, re-reading `beliefIds` too (feedback
    * changes utility without moving the head). On failure the index is
@@ -238,6 +273,7 @@ export class PrincipalIndexes implements CandidateRouter {
     try {
       await this.load(p);
     } catch (error) {
+      if (this.stopped) return;
       this.stats.loadFailures += 1;
       this.failedAt.set(key, this.clock());
       this.options.onLoadError?.(p, error);

@@ -57,6 +57,7 @@ import { SemanticStore } from "../store/candidates/semantic-store.js";
 import { PrincipalIndexes } from "../principal-index/index-router.js";
 import { prescanStatements } from "../recall/safety/safety.js";
 import { Components } from "./components.js";
+import { startIndexWarming, warmListDir } from "./index-warming.js";
 
 /**
  * Composition root: config -> store -> pipeline -> server. Nothing else
@@ -246,6 +247,11 @@ async function startComponents(
     { host: config.listen.host, port: server.port, socketPath: server.socketPath, metricsPort: metricsServer?.port, store: config.store.kind },
     "recall sidecar listening",
   );
+
+  const warmDir = warmListDir(config);
+  if (warmDir !== null) {
+    await parts.start("index warming", () => startIndexWarming(indexes, warmDir, config.principalIndex.maxBytes, logger), (w) => w.stop());
+  }
 
   const inspector = page && {
     page,

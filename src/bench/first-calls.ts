@@ -1,6 +1,6 @@
 import { connectBench } from "./grpc-client.js";
 import { inTurnOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
-import { startSidecar } from "./sidecar-process.js";
+import { indexesLoaded, startSidecar } from "./sidecar-process.js";
 
 /** The first calls after start-up, one at a time and each timed alone: what a cold sidecar (and a cold index) costs. */
 
@@ -41,6 +41,33 @@ export async function resumedSessionCall(
     return await firstCalls([
       { label: `first in-turn recall of a resumed session after a restart, ${size} principal`, op: () => inTurnOp(client, who, seed, checks)(0) },
     ]);
+  } finally {
+    client.close();
+    await sidecar.stop();
+  }
+}
+
+/**
+ * A restarted sidecar on the data directory of one that held `listed` indexes (RECALL_INDEX_WARM=on):
+ * how long the warm list took to load after it listened, then the 100k principal's first in-turn recall.
+ */
+export async function warmedRestartCall(
+  env: Record<string, string>,
+  listed: number,
+  tenant: string,
+  who: MeasuredPrincipal,
+  size: string,
+  seed: number,
+  checks: Checks,
+): Promise<{ calls: FirstCall[]; loaded: string }> {
+  const sidecar = await startSidecar({ ...env, RECALL_INDEX_WARM: "on" });
+  const client = connectBench(sidecar.address, { tenant, principal: who.principal }, 2_000);
+  try {
+    const loaded = await indexesLoaded(sidecar.address, listed, 120_000, "it listened");
+    const calls = await firstCalls([
+      { label: `first in-turn recall of the ${size} principal after a restart, its index warmed`, op: () => inTurnOp(client, who, seed, checks)(2) },
+    ]);
+    return { calls, loaded };
   } finally {
     client.close();
     await sidecar.stop();

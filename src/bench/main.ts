@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os, { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { benchDatabaseUrl, embeddedGenerationParams, generationParams, measuredPrincipals, prepareEmbeddedStore, prepareStore } from "./generate.js";
 import { createPostgresClient } from "../store/postgres/postgres-client.js";
 import { measureAlternatives } from "./alternatives.js";
-import { firstCalls, formatFirstCalls, resumedSessionCall, type FirstCall } from "./first-calls.js";
+import { firstCalls, formatFirstCalls, resumedSessionCall, warmedRestartCall, type FirstCall } from "./first-calls.js";
 import { formatGcOverlap, gcOverlapInRounds, type GcPause, type TimedCall } from "./gc-overlap.js";
 import { connectBench } from "./grpc-client.js";
 import { formatIndexBytes, retainedIndexBytes, type IndexBytes } from "./index-bytes.js";
@@ -286,11 +287,15 @@ async function main(argv: string[]): Promise<number> {
   // 1. The 1M store: cold first calls, then every scenario.
   log("starting the sidecar");
   const gc = gcRecording("main");
-  const sidecar = await startSidecar(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl, ...gc.env }), options.cpuProfileDir, { nodeFlags: gc.nodeFlags });
+  // Its data directory keeps the warm list it writes at stop, for the restart measured after it.
+  const warmDir = await mkdtemp(join(tmpdir(), "recall-bench-warm-"));
+  const mainEnv = { RECALL_DATABASE_URL: options.databaseUrl, RECALL_DATA_DIR: warmDir, RECALL_INDEX_WARM: "on" };
+  const sidecar = await startSidecar(sidecarEnv({ ...mainEnv, ...gc.env }), options.cpuProfileDir, { nodeFlags: gc.nodeFlags });
   const client = connectBench(sidecar.address, { tenant: params.tenant, principal: main10k.principal }, 2_000);
   let results: ScenarioResult[];
   let cold: FirstCall[];
   let loads: string[];
+  let held = 0;
   let peakRss = NaN;
   try {
     const wanted = (name: string) => name === FLOOR_SCENARIO || options.scenarios === undefined || options.scenarios.includes(name);
@@ -325,7 +330,8 @@ async function main(argv: string[]): Promise<number> {
       ...measuredOthers.map((p) => ({ label: `first in-turn recall of the ${size(p)} principal`, op: () => inTurnOp(client, p, options.seed, checks)(0) })),
     ]);
     // The scenarios measure the steady state: the indexes those first calls started loading, loaded.
-    loads = [`  background index loads: ${await indexesLoaded(sidecar.address, 1 + measuredOthers.length, 120_000)}`];
+    held = 1 + measuredOthers.length;
+    loads = [`  background index loads: ${await indexesLoaded(sidecar.address, held, 120_000)}`];
     results = await measure(PG, scenarios, options, log, state);
   } finally {
     peakRss = await rssMiB(sidecar.child.pid!).catch(() => NaN);
@@ -344,7 +350,11 @@ async function main(argv: string[]): Promise<number> {
   // so a restarted sidecar's first recall in it looks up that snapshot's corrections on SQL.
   if (options.scenarios === undefined || options.scenarios.includes(`in-turn recall, ${size(large!)}`)) {
     cold.push(...(await resumedSessionCall(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, large!, size(large!), options.seed, checks)));
+    const warmed = await warmedRestartCall(sidecarEnv(mainEnv), held, params.tenant, large!, size(large!), options.seed, checks);
+    cold.push(...warmed.calls);
+    loads.push(`  after a restart, the warm list: ${warmed.loaded}`);
   }
+  await rm(warmDir, { recursive: true, force: true });
 
   // 2. Memory: one index of each size in this process; idle sidecars on each store; a fresh sidecar with ten 10k principals loaded.
   let indexBytes: IndexBytes[] = [];

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { existsSync, statSync } from "node:fs";
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { benchDatabaseUrl, generationParams, prepareStore } from "./generate.js";
+import { benchDatabaseUrl, embeddedGenerationParams, generationParams, prepareEmbeddedStore, prepareStore } from "./generate.js";
 import { connectBench, type BenchClient } from "./grpc-client.js";
 import { cachedSnapshotOp, healthScenario, inTurnOp, openInTurnSessions, searchOp, type Checks, type MeasuredPrincipal } from "./scenarios.js";
 import { formatGcOverlap, gcOverlap, type TimedCall } from "./gc-overlap.js";
@@ -34,6 +36,8 @@ const USAGE = `usage: npm run bench:ab -- [options]
                        anything is timed, e.g. heavy-1k,heavy-100k as npm run bench's main sidecar holds
   --database-url URL   bench database (default $RECALL_BENCH_DATABASE_URL or
                        postgres://postgres@127.0.0.1:5432/recall_bench); generated like npm run bench's when missing
+  --embedded-dir DIR   the embedded (PGlite) store instead, npm run bench's (its principals heavy and heavy-50k;
+                       generated when missing): each side runs on a copy of its own
   --seed N             data and query seed (default 7)`;
 
 interface Side {
@@ -52,6 +56,7 @@ interface Options {
   principal: string;
   alsoLoad: string[];
   databaseUrl: string;
+  embeddedDir: string | null;
   seed: number;
 }
 
@@ -71,6 +76,7 @@ function parseOptions(argv: string[]): Options | null {
       principal: { type: "string", default: "heavy" },
       "also-load": { type: "string", default: "" },
       "database-url": { type: "string" },
+      "embedded-dir": { type: "string" },
       seed: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -102,6 +108,7 @@ function parseOptions(argv: string[]): Options | null {
     principal: values.principal!,
     alsoLoad: values["also-load"]!.split(",").map((n) => n.trim()).filter((n) => n !== ""),
     databaseUrl: benchDatabaseUrl(values["database-url"]),
+    embeddedDir: values["embedded-dir"] ?? null,
     seed: int("seed", values.seed, 7, 0),
   };
 }
@@ -135,11 +142,15 @@ async function main(argv: string[]): Promise<number> {
   const log = (line: string) => process.stderr.write(`bench:ab: ${line}\n`);
   // npm run bench's store with its default sizes: reused when its parameters match (a store generated
   // with other sizes is generated again).
-  const params = generationParams({ seed: options.seed });
+  const params = options.embeddedDir ? embeddedGenerationParams({ seed: options.seed }) : generationParams({ seed: options.seed });
   for (const [flag, name] of [["--principal", options.principal], ...options.alsoLoad.map((n) => ["--also-load", n])]) {
     if (!params.measured.some((m) => m.principal === name)) throw new Error(`${flag}: one of ${params.measured.map((m) => m.principal).join(", ")}`);
   }
-  const store = await prepareStore(options.databaseUrl, params, { force: false, log });
+  const store = options.embeddedDir
+    ? await prepareEmbeddedStore(options.embeddedDir, params, { force: false, log })
+    : await prepareStore(options.databaseUrl, params, { force: false, log });
+  // A PGlite directory takes one process: each side gets a copy (removed at the end).
+  const copies = options.embeddedDir ? await mkdtemp(join(tmpdir(), "recall-bench-ab-")) : null;
   const who: MeasuredPrincipal = { principal: options.principal, head: store.heads.get(options.principal) ?? 0 };
 
   const started: SidecarProcess[] = [];
@@ -150,8 +161,13 @@ async function main(argv: string[]): Promise<number> {
       log(`starting ${side.label}`);
       const gc = gcRecording(`ab-${name}`);
       recordings.push(gc);
+      let storeEnv: Record<string, string> = { RECALL_DATABASE_URL: options.databaseUrl };
+      if (copies) {
+        storeEnv = { RECALL_DATA_DIR: join(copies, name) };
+        await cp(options.embeddedDir!, storeEnv.RECALL_DATA_DIR!, { recursive: true });
+      }
       const sidecar = await startSidecar(
-        { RECALL_DATABASE_URL: options.databaseUrl, RECALL_LOG_LEVEL: "info", ...gc.env, ...side.env },
+        { ...storeEnv, RECALL_LOG_LEVEL: "info", ...gc.env, ...side.env },
         undefined,
         { cli: side.cli, nodeFlags: [...side.nodeFlags, ...gc.nodeFlags] },
       );
@@ -206,6 +222,7 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await Promise.all(started.map((s) => s.stop()));
     await Promise.all(recordings.map((gc) => gc.remove()));
+    if (copies) await rm(copies, { recursive: true, force: true });
   }
 }
 

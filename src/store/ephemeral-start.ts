@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, openAsBlob } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -33,10 +33,16 @@ export interface PgliteEngine {
 type WasmModule = NonNullable<PGliteOptions["pgliteWasmModule"]>;
 const { WebAssembly } = globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } };
 
-/** What an ephemeral start reads; each read is under way once this exists. */
+/**
+ * What an ephemeral start reads; each read is under way once this exists. The
+ * template and PGlite's file-system bundle are Blobs of their files, read
+ * when PGlite reads them: PGlite keeps the options it was created with for
+ * the life of its database (its WebAssembly module's closures hold them), and
+ * Blobs of bytes read ahead held 16 MiB of the worker's memory for good.
+ */
 export interface EphemeralFiles {
   /** null: no template (a checkout that was never built). */
-  template: Promise<Uint8Array | null>;
+  template: Promise<Blob | null>;
   manifest: Promise<string[] | null>;
   /** undefined: PGlite's files are not where this version keeps them; PGlite then loads its own. */
   engine: Promise<PgliteEngine | undefined>;
@@ -51,11 +57,11 @@ export interface EphemeralFiles {
 export function readEphemeralFiles(withTemplate = true): EphemeralFiles {
   const engine = (async () => {
     const pglite = import.meta.resolve("@electric-sql/pglite");
-    const [wasm, bundle] = await Promise.all([readFile(new URL("pglite.wasm", pglite)), readFile(new URL("pglite.data", pglite))]);
-    return { pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle: new Blob([bundle]) };
+    const [wasm, fsBundle] = await Promise.all([readFile(new URL("pglite.wasm", pglite)), openAsBlob(new URL("pglite.data", pglite))]);
+    return { pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle };
   })().catch(() => undefined);
   return {
-    template: withTemplate ? readFile(PGLITE_TEMPLATE_PATH).catch(() => null) : Promise.resolve(null),
+    template: withTemplate ? openAsBlob(PGLITE_TEMPLATE_PATH).catch(() => null) : Promise.resolve(null),
     manifest: withTemplate ? readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null) : Promise.resolve(null),
     engine,
   };
@@ -96,10 +102,19 @@ export function receivedError(sent: SentError): Error {
   return error;
 }
 
+/**
+ * The worker's young generation (where V8 allocates every new object), in
+ * MB. Left to V8, a PGlite start grows it to 16 and it stays that size: 15
+ * MiB of an idle sidecar. With 8 it holds about 5 MiB; a large principal's
+ * index load, whose rows pass through this thread, then takes a few per cent
+ * longer (docs/adr/0025).
+ */
+export const PGLITE_WORKER_YOUNG_GENERATION_MB = 8;
+
 /** A new worker (of a data directory, or else of the ephemeral store), not keeping the process alive by itself (the client refs it while it waits for an answer). */
 export function startPgliteWorker(vector: boolean, dataDir?: string): StartedWorker {
   const workerData: PgliteWorkerData = dataDir === undefined ? { vector } : { vector, dataDir };
-  const worker = new Worker(PGLITE_WORKER_PATH, { workerData });
+  const worker = new Worker(PGLITE_WORKER_PATH, { workerData, resourceLimits: { maxYoungGenerationSizeMb: PGLITE_WORKER_YOUNG_GENERATION_MB } });
   worker.unref();
   const ready = new Promise<WorkerReady>((resolve, reject) => {
     const settle = (fn: () => void) => {

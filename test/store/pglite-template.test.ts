@@ -17,7 +17,7 @@ describe("the PGlite template", () => {
                 (SELECT string_agg(datname, ',') FROM pg_database) AS databases,
                 (SELECT string_agg(extname, ',' ORDER BY extname) FROM pg_extension) AS extensions`,
       );
-      expect(rows[0]).toEqual({ buffers: "16MB", segment: "1MB", databases: "postgres", extensions: "btree_gin,pg_trgm,plpgsql" });
+      expect(rows[0]).toEqual({ buffers: "2MB", segment: "1MB", databases: "postgres", extensions: "btree_gin,pg_trgm,plpgsql" });
       // About 3 MB of WAL: segments the dump left out are created as they are needed.
       await db.exec("CREATE TABLE wal_filler AS SELECT repeat(md5(g::text), 40) AS t FROM generate_series(1, 2000) g; CHECKPOINT");
       expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM wal_filler")).rows[0]!.n).toBe(2000);

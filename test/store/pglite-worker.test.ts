@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { openStore } from "../../src/store/open-store.js";
 import { isUnavailable } from "../../src/domain/errors.js";
-import { startPgliteWorker, takePgliteWorker } from "../../src/store/ephemeral-start.js";
+import { PGLITE_WORKER_YOUNG_GENERATION_MB, startPgliteWorker, takePgliteWorker, type StartedWorker } from "../../src/store/ephemeral-start.js";
 import { pgliteWorkerClient } from "../../src/store/pglite/pglite-worker-client.js";
+import type { WorkerMemory } from "../../src/store/pglite/pglite-worker.js";
 import type { SqlClient } from "../../src/store/sql-client.js";
 import { StoreTimeoutError } from "../../src/store/store-deadline.js";
 
@@ -14,10 +15,13 @@ import { StoreTimeoutError } from "../../src/store/store-deadline.js";
 describe("PGlite in a worker thread", () => {
   let db: SqlClient;
   let fromTemplate: boolean;
+  let started: StartedWorker;
+  let memory: () => Promise<WorkerMemory>;
   beforeAll(async () => {
-    const started = takePgliteWorker(false);
-    if (!started) throw new Error("no dist/store/pglite-worker.js: run npm run build");
-    ({ client: db, fromTemplate } = await pgliteWorkerClient(started));
+    const taken = takePgliteWorker(false);
+    if (!taken) throw new Error("no dist/store/pglite-worker.js: run npm run build");
+    started = taken;
+    ({ client: db, fromTemplate, memory } = await pgliteWorkerClient(started));
     await db.exec("CREATE TABLE w (id int PRIMARY KEY, at timestamptz, tags text[], doc jsonb)");
   });
   afterAll(async () => db?.close());
@@ -61,6 +65,17 @@ describe("PGlite in a worker thread", () => {
     await db.query("SELECT pg_notify('w_chan', 'two')");
     await db.query("SELECT 1");
     expect([payloads, connected]).toEqual([["one"], 1]);
+  });
+
+  it("is sized for a sidecar: 2 MB of shared buffers, a capped young generation, and the start's buffers collected", async () => {
+    // Issue 37: an idle ephemeral sidecar held 236 MiB. Its files are in memory already, so shared
+    // buffers are a second copy of pages; V8 grew the thread's young generation to 16 MB at start and
+    // kept it; and what the start read (PostgreSQL's WebAssembly, the template PGlite unpacks) stayed
+    // resident until a collection the idle thread never needed.
+    expect(await db.query("SHOW shared_buffers")).toEqual([{ shared_buffers: "2MB" }]);
+    expect(started.worker.resourceLimits?.maxYoungGenerationSizeMb).toBe(PGLITE_WORKER_YOUNG_GENERATION_MB);
+    // Left: the database's files (10 MiB) and PGlite's own file-system bundle (6 MiB); 39 MiB before the collection.
+    await expect.poll(async () => (await memory()).arrayBuffers / 2 ** 20).toBeLessThan(24);
   });
 
   it("sends no statement once the store deadline has passed", async () => {

@@ -12,8 +12,8 @@ export const pgliteExtensions = { pg_trgm, btree_gin };
 export const pgliteVectorExtensions = { ...pgliteExtensions, vector };
 
 /**
- * PGlite's start parameters for a sidecar's own database (a data directory,
- * or the ephemeral store). PostgreSQL's default of 128 MB of shared buffers
+ * PGlite's start parameters for a sidecar's data directory (the ephemeral
+ * store's, smaller, are pglite-template.ts's). PostgreSQL's default of 128 MB of shared buffers
  * is sized for a database server; in PGlite they live in the WebAssembly
  * memory of the sidecar's process, and a data directory's idle sidecar held
  * 286–314 MiB with them against 160–175 MiB with 16 MB (measured in

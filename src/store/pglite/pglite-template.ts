@@ -15,13 +15,15 @@ import { withoutTarEntries } from "./tar-entries.js";
 
 
 /**
- * PGlite's start parameters for a database loaded from the template: a
- * sidecar's (pglite-client.ts). Its shared memory is allocated and zeroed at
- * every start, and 128 MB of shared buffers (PostgreSQL's default) cost
- * 0.3–1.3 s of CPU there, most of it page faults: an ephemeral store is
- * small, and its files are in memory anyway.
+ * PGlite's start parameters for the ephemeral store (a database loaded from
+ * the template): 2 MB of shared buffers. Its files are in memory already
+ * (PGlite's in-memory file system), so a page that is not in a buffer is a
+ * copy away, and every buffer is zeroed at start, resident for good: 16 MB of
+ * them (a data directory's, pglite-client.ts) held 13 MiB more of an idle
+ * sidecar (docs/adr/0025). 128 MB, PostgreSQL's default, cost 0.3–1.3 s of
+ * CPU at every start as well (docs/adr/0013).
  */
-export const TEMPLATE_START_PARAMS: readonly string[] = SIDECAR_START_PARAMS;
+export const TEMPLATE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=2MB"];
 
 /**
  * A fresh in-memory database with every migration applied, dumped as an
@@ -33,7 +35,7 @@ export async function buildPgliteTemplate(migrations?: Migration[]): Promise<Blo
     extensions: pgliteExtensions,
     // 1 MB WAL segments instead of 16: the dump holds the current segment whole.
     initDbStartParams: ["--wal-segsize=1"],
-    startParams: [...TEMPLATE_START_PARAMS, "-c", "min_wal_size=2MB"],
+    startParams: [...SIDECAR_START_PARAMS, "-c", "min_wal_size=2MB"],
   });
   try {
     await migrate(createPgliteClient(db), migrations ?? (await loadMigrations()));
@@ -93,11 +95,11 @@ export async function openDataDirPglite(
   if (template === null) {
     return { db: await PGlite.create(dataDir, { extensions, startParams: [...SIDECAR_START_PARAMS], ...engine }), fromTemplate: false, migrations: null };
   }
-  const db = await PGlite.create(dataDir, { loadDataDir: new Blob([template]), extensions, startParams: [...SIDECAR_START_PARAMS], ...engine });
+  const db = await PGlite.create(dataDir, { loadDataDir: template, extensions, startParams: [...SIDECAR_START_PARAMS], ...engine });
   return { db, fromTemplate: true, migrations: await files.manifest };
 }
 
 /** An in-memory PGlite loaded from a template dump (buildPgliteTemplate's); `engine`: PGlite's own files, already read. */
-export function loadPgliteTemplate(template: Uint8Array, extensions: Extensions, engine?: PgliteEngine): Promise<PGlite> {
-  return PGlite.create({ loadDataDir: new Blob([template]), extensions, startParams: [...TEMPLATE_START_PARAMS], ...engine });
+export function loadPgliteTemplate(template: Blob | Uint8Array, extensions: Extensions, engine?: PgliteEngine): Promise<PGlite> {
+  return PGlite.create({ loadDataDir: template instanceof Blob ? template : new Blob([template]), extensions, startParams: [...TEMPLATE_START_PARAMS], ...engine });
 }

@@ -1,4 +1,4 @@
-import type { WorkerRequest } from "./pglite-worker.js";
+import type { WorkerMemory, WorkerRequest } from "./pglite-worker.js";
 import { receivedError, type SentError, type StartedWorker } from "../ephemeral-start.js";
 import type { QueryOptions, Row, SqlClient, TransactionOptions } from "../sql-client.js";
 import { assertBefore, beforeDeadline, StoreTimeoutError, WriteOutcomeUnknownError } from "../store-deadline.js";
@@ -14,8 +14,11 @@ type Inbound = { type: "reply"; id: number; value?: unknown; error?: SentError }
  * (store/pglite/pglite-client.ts): the store deadline is checked before every
  * statement and before COMMIT, and a caller is answered when it passes.
  * Once the worker is gone, every call fails as a closed PGlite does (UNAVAILABLE).
+ * `memory` reports what the worker's own heap holds (for tests and diagnosis).
  */
-export async function pgliteWorkerClient(started: StartedWorker): Promise<{ client: SqlClient; fromTemplate: boolean; migrations: string[] | null }> {
+export async function pgliteWorkerClient(
+  started: StartedWorker,
+): Promise<{ client: SqlClient; fromTemplate: boolean; migrations: string[] | null; memory(): Promise<WorkerMemory> }> {
   const { worker } = started;
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const listeners = new Map<number, (payload: string) => void>();
@@ -122,7 +125,7 @@ export async function pgliteWorkerClient(started: StartedWorker): Promise<{ clie
   worker.ref();
   try {
     const { fromTemplate, migrations } = await started.ready;
-    return { client: clientFor(undefined), fromTemplate, migrations };
+    return { client: clientFor(undefined), fromTemplate, migrations, memory: () => send<WorkerMemory>({ op: "memory" }) };
   } catch (error) {
     await worker.terminate();
     throw error;

@@ -4,6 +4,7 @@ import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readEphemeralFiles, sendableError, type EphemeralFiles } from "../ephemeral-start.js";
+import { collectGarbage } from "./collect-garbage.js";
 
 /**
  * V8 compiles WebAssembly lazily with its baseline compiler and recompiles a
@@ -18,7 +19,7 @@ setFlagsFromString("--wasm-tiering-budget=180000000");
 const { vector, dataDir } = workerData as PgliteWorkerData;
 // PGlite's compiled WebAssembly and the template (an ephemeral store's database, a new data
 // directory's first contents), under way while PGlite's JavaScript is imported. Dropped once the
-// database answers: the template's bytes (15 MB) are the database's by then, not worth keeping.
+// database answers, and collected (collect-garbage.ts): the database has what it needs by then.
 const fresh = dataDir === undefined || !existsSync(join(dataDir, "PG_VERSION"));
 let files: EphemeralFiles | null = readEphemeralFiles(fresh);
 const { openDataDirPglite, openEphemeralPglite } = await import("./pglite-template.js");
@@ -33,7 +34,7 @@ const { openDataDirPglite, openEphemeralPglite } = await import("./pglite-templa
  *   { id, op: "query", text, params, tx? } → rows      { id, op: "exec", script, tx? }
  *   { id, op: "begin" } → tx id                          { id, op: "end", tx, commit }
  *   { id, op: "listen", channel, sub }                   { id, op: "unlisten", sub }
- *   { id, op: "close" }
+ *   { id, op: "memory" } → this thread's WorkerMemory    { id, op: "close" }
  * answered by { type: "reply", id, value } or { type: "reply", id, error }; a
  * notification is { type: "notify", sub, payload }.
  */
@@ -51,8 +52,17 @@ export type WorkerRequest = { id: number } & (
   | { op: "end"; tx: number; commit: boolean }
   | { op: "listen"; channel: string; sub: number }
   | { op: "unlisten"; sub: number }
+  | { op: "memory" }
   | { op: "close" }
 );
+
+/** What the worker's own heap holds, in bytes (process.memoryUsage's fields that are the thread's, not the process's). */
+export interface WorkerMemory {
+  heapUsed: number;
+  heapTotal: number;
+  /** ArrayBuffers (PGlite's in-memory files among them; not its WebAssembly memory). */
+  arrayBuffers: number;
+}
 
 const port = parentPort!;
 const ROLLBACK = Symbol("rollback");
@@ -118,6 +128,10 @@ async function serve(db: PGlite): Promise<void> {
         await unsubscribes.get(r.sub)?.();
         unsubscribes.delete(r.sub);
         return undefined;
+      case "memory": {
+        const { heapUsed, heapTotal, arrayBuffers } = process.memoryUsage();
+        return { heapUsed, heapTotal, arrayBuffers } satisfies WorkerMemory;
+      }
       case "close":
         await db.close();
         return undefined;
@@ -138,6 +152,8 @@ try {
   files = null;
   await serve(db);
   port.postMessage({ type: "ready", fromTemplate, migrations });
+  // Once this turn is over, when nothing of the start is still on the stack.
+  setImmediate(collectGarbage);
 } catch (error) {
   port.postMessage({ type: "failed", error: sendableError(error) });
 }

@@ -49,7 +49,7 @@ export class HotRows {
  * Rows kept as objects per index: a snapshot's structured arm returns a few
  * hundred, an in-turn recall fewer. About 1 KiB each with its memo filled.
  */
-export const HOT_ROWS = 2048;
+export const HOT_ROWS = 4096;
 
 /** Bytes a full HotRows holds, for the index's byte bound. */
 export const HOT_ROW_BYTES = 1024;

@@ -1,5 +1,5 @@
 import { existsSync, openAsBlob } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { open, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { PGliteOptions } from "@electric-sql/pglite";
@@ -29,9 +29,46 @@ export interface PgliteEngine {
   fsBundle: Blob;
 }
 
-/** WebAssembly's types are not in this project's libs (no DOM); the one call used, typed. */
+/** WebAssembly's types are not in this project's libs (no DOM); the calls used, typed. */
 type WasmModule = NonNullable<PGliteOptions["pgliteWasmModule"]>;
-const { WebAssembly } = globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } };
+const { WebAssembly } = globalThis as unknown as {
+  WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule>; Memory: new (pages: { initial: number }) => { buffer: ArrayBuffer } };
+};
+
+/**
+ * A file's bytes in memory V8 maps itself (a WebAssembly memory, 64 KiB
+ * pages) instead of glibc's malloc. When glibc frees a large block it had
+ * mapped, it raises its mmap threshold to that block's size and keeps up to
+ * twice that of freed memory for later: PostgreSQL's WebAssembly (9 MB) and
+ * the template (10 MB), read the usual way and freed once used, made the
+ * worker's start leave about 15 MiB in the process for good. This memory
+ * goes back to the system when it is collected.
+ */
+export async function readOutsideMalloc(path: string | URL): Promise<Uint8Array> {
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    const bytes = new Uint8Array(new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(size / 65_536)) }).buffer, 0, size);
+    for (let at = 0; at < size; ) {
+      const { bytesRead } = await file.read(bytes, at, size - at, at);
+      if (bytesRead === 0) throw new Error(`${String(path)} ended before its ${size} bytes`);
+      at += bytesRead;
+    }
+    return bytes;
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * The template as PGlite reads it: a Blob of its file whose bytes, when
+ * PGlite asks for them, are read outside malloc (readOutsideMalloc; the
+ * buffer runs on to a whole page, and a tar's end is zeros anyway).
+ */
+async function templateBlob(path: string): Promise<Blob> {
+  const blob = await openAsBlob(path);
+  return Object.assign(blob, { arrayBuffer: async () => (await readOutsideMalloc(path)).buffer });
+}
 
 /**
  * What an ephemeral start reads; each read is under way once this exists. The
@@ -57,11 +94,11 @@ export interface EphemeralFiles {
 export function readEphemeralFiles(withTemplate = true): EphemeralFiles {
   const engine = (async () => {
     const pglite = import.meta.resolve("@electric-sql/pglite");
-    const [wasm, fsBundle] = await Promise.all([readFile(new URL("pglite.wasm", pglite)), openAsBlob(new URL("pglite.data", pglite))]);
+    const [wasm, fsBundle] = await Promise.all([readOutsideMalloc(new URL("pglite.wasm", pglite)), openAsBlob(new URL("pglite.data", pglite))]);
     return { pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle };
   })().catch(() => undefined);
   return {
-    template: withTemplate ? openAsBlob(PGLITE_TEMPLATE_PATH).catch(() => null) : Promise.resolve(null),
+    template: withTemplate ? templateBlob(PGLITE_TEMPLATE_PATH).catch(() => null) : Promise.resolve(null),
     manifest: withTemplate ? readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null) : Promise.resolve(null),
     engine,
   };

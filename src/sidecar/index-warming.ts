@@ -29,7 +29,13 @@ export function warmListDir(config: Config): string | null {
   return ephemeral ? null : config.principalIndex.warmDir;
 }
 
-export function startIndexWarming(indexes: PrincipalIndexes, dir: string, maxBytes: number, logger: Logger): IndexWarming {
+export function startIndexWarming(
+  indexes: Pick<PrincipalIndexes, "recentFirst" | "warm">,
+  dir: string,
+  maxBytes: number,
+  logger: Logger,
+  saveIntervalMs = SAVE_INTERVAL_MS,
+): IndexWarming {
   const path = join(dir, WARM_LIST_FILE);
   let stopped = false;
   let saved = "";
@@ -44,7 +50,19 @@ export function startIndexWarming(indexes: PrincipalIndexes, dir: string, maxByt
     await writeWarmList(path, text);
     saved = text;
   };
-  const saveLogged = () => save().catch((err: unknown) => logger.warn({ err, path }, "index warm list not written"));
+  // A directory that cannot be written (a read-only file system) is said once, not every interval.
+  let failing = false;
+  const saveLogged = () =>
+    save().then(
+      () => {
+        if (failing) logger.info({ path }, "index warm list written again");
+        failing = false;
+      },
+      (err: unknown) => {
+        if (!failing) logger.warn({ err, path }, "index warm list not written; a restart will load indexes on demand");
+        failing = true;
+      },
+    );
 
   const warmed = (async () => {
     const list = await readWarmList(path).catch((err: unknown) => {
@@ -60,7 +78,7 @@ export function startIndexWarming(indexes: PrincipalIndexes, dir: string, maxByt
     logger.info({ listed: list.length, loaded, ms: Date.now() - started }, "principal indexes warmed from the last run");
     return loaded;
   })();
-  const timer = setInterval(() => void saveLogged(), SAVE_INTERVAL_MS).unref();
+  const timer = setInterval(() => void saveLogged(), saveIntervalMs).unref();
 
   return {
     warmed,

@@ -32,6 +32,12 @@ const waitForMetric = async (s: SidecarProcess, name: string, atLeast: number): 
   return metric(s, name);
 };
 
+/** A log line reaches this process through a pipe, a moment after the sidecar wrote it. */
+const waitForLog = async (s: SidecarProcess, text: string): Promise<string> => {
+  for (let i = 0; i < 100 && !s.logs().includes(text); i++) await delay(50);
+  return s.logs();
+};
+
 const recallText = async (c: Clients, me: Json, text: string): Promise<string[]> => {
   const events = await serverStream(c.memory, "Recall", { moment: "MOMENT_IN_TURN", query: { current_scope: "veetbot", text } }, me);
   return ((events[events.length - 1]!.result as Json).items as Json[]).map((i) => i.statement as string);
@@ -89,7 +95,7 @@ for (const kind of ["postgres", "pglite"] as SidecarStoreKind[]) {
       expect(await recallText(c, other, "clocks lighthouses bees")).toEqual(["Ravi in the other tenant paints lighthouses."]);
       expect(await metric(sidecar, "recall_index_sql_fallbacks_total")).toBe(1);
       c.close();
-      expect(sidecar.logs()).toContain("principal indexes warmed from the last run");
+      expect(await waitForLog(sidecar, "principal indexes warmed from the last run")).toContain("principal indexes warmed from the last run");
     });
 
     it("starts as usual when the list is not one it wrote", async () => {
@@ -104,7 +110,7 @@ for (const kind of ["postgres", "pglite"] as SidecarStoreKind[]) {
       expect(await recallText(c, me, "dinghy")).toEqual(["Zed sails a dinghy on Sundays."]);
       c.close();
       expect(await metric(sidecar, "recall_index_principals")).toBe(0);
-      expect(sidecar.logs()).toContain("index warm list unreadable");
+      expect(await waitForLog(sidecar, "index warm list unreadable")).toContain("index warm list unreadable");
     });
   });
 }

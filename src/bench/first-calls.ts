@@ -26,48 +26,27 @@ export function formatFirstCalls(calls: readonly FirstCall[]): string[] {
   return calls.map((c) => `  ${c.label}: ${c.ms.toFixed(1)} ms${c.error ? ` (failed: ${c.error})` : ""}`);
 }
 
-/** A restarted sidecar's first in-turn recall in a session whose snapshot the previous sidecar showed (session bench-s0). */
-export async function resumedSessionCall(
-  env: Record<string, string>,
-  tenant: string,
-  who: MeasuredPrincipal,
-  size: string,
-  seed: number,
-  checks: Checks,
-): Promise<FirstCall[]> {
-  const sidecar = await startSidecar(env);
-  const client = connectBench(sidecar.address, { tenant, principal: who.principal }, 2_000);
-  try {
-    return await firstCalls([
-      { label: `first in-turn recall of a resumed session after a restart, ${size} principal`, op: () => inTurnOp(client, who, seed, checks)(0) },
-    ]);
-  } finally {
-    client.close();
-    await sidecar.stop();
-  }
-}
-
 /**
- * A restarted sidecar on the data directory of one that held `listed` indexes (RECALL_INDEX_WARM=on):
- * how long the warm list took to load after it listened, then the 100k principal's first in-turn recall.
+ * A restarted sidecar's first in-turn recall in a session whose snapshot the previous sidecar showed
+ * (session bench-s0). With `warmList`, the restart is on the previous sidecar's data directory
+ * (RECALL_INDEX_WARM=on) and the call waits until the `listed` indexes of its warm list are loaded;
+ * `loaded` says how long that took after it listened.
  */
-export async function warmedRestartCall(
+export async function restartedSessionCall(
   env: Record<string, string>,
-  listed: number,
   tenant: string,
   who: MeasuredPrincipal,
   size: string,
   seed: number,
   checks: Checks,
-): Promise<{ calls: FirstCall[]; loaded: string }> {
-  const sidecar = await startSidecar({ ...env, RECALL_INDEX_WARM: "on" });
+  warmList?: { listed: number },
+): Promise<{ calls: FirstCall[]; loaded?: string }> {
+  const sidecar = await startSidecar(warmList ? { ...env, RECALL_INDEX_WARM: "on" } : env);
   const client = connectBench(sidecar.address, { tenant, principal: who.principal }, 2_000);
   try {
-    const loaded = await indexesLoaded(sidecar.address, listed, 120_000, "it listened");
-    const calls = await firstCalls([
-      { label: `first in-turn recall of the ${size} principal after a restart, its index warmed`, op: () => inTurnOp(client, who, seed, checks)(2) },
-    ]);
-    return { calls, loaded };
+    const loaded = warmList && (await indexesLoaded(sidecar.address, warmList.listed, 120_000, "it listened"));
+    const label = `first in-turn recall of a resumed session after a restart, ${size} principal${warmList ? ", its index warmed" : ""}`;
+    return { calls: await firstCalls([{ label, op: () => inTurnOp(client, who, seed, checks)(0) }]), loaded };
   } finally {
     client.close();
     await sidecar.stop();

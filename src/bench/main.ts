@@ -9,7 +9,7 @@ import postgres from "postgres";
 import { benchDatabaseUrl, embeddedGenerationParams, generationParams, measuredPrincipals, prepareEmbeddedStore, prepareStore } from "./generate.js";
 import { createPostgresClient } from "../store/postgres/postgres-client.js";
 import { measureAlternatives } from "./alternatives.js";
-import { firstCalls, formatFirstCalls, resumedSessionCall, warmedRestartCall, type FirstCall } from "./first-calls.js";
+import { firstCalls, formatFirstCalls, restartedSessionCall, type FirstCall } from "./first-calls.js";
 import { formatGcOverlap, gcOverlapInRounds, type GcPause, type TimedCall } from "./gc-overlap.js";
 import { connectBench } from "./grpc-client.js";
 import { formatIndexBytes, retainedIndexBytes, type IndexBytes } from "./index-bytes.js";
@@ -349,8 +349,10 @@ async function main(argv: string[]): Promise<number> {
   // A session that outlives its sidecar: the 100k in-turn scenario opened bench-s0 with a snapshot,
   // so a restarted sidecar's first recall in it looks up that snapshot's corrections on SQL.
   if (options.scenarios === undefined || options.scenarios.includes(`in-turn recall, ${size(large!)}`)) {
-    cold.push(...(await resumedSessionCall(sidecarEnv({ RECALL_DATABASE_URL: options.databaseUrl }), params.tenant, large!, size(large!), options.seed, checks)));
-    const warmed = await warmedRestartCall(sidecarEnv(mainEnv), held, params.tenant, large!, size(large!), options.seed, checks);
+    const restart = (env: Record<string, string>, warmList?: { listed: number }) =>
+      restartedSessionCall(sidecarEnv(env), params.tenant, large!, size(large!), options.seed, checks, warmList);
+    cold.push(...(await restart({ RECALL_DATABASE_URL: options.databaseUrl })).calls);
+    const warmed = await restart(mainEnv, { listed: held });
     cold.push(...warmed.calls);
     loads.push(`  after a restart, the warm list: ${warmed.loaded}`);
   }

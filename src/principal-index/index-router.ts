@@ -8,6 +8,7 @@ import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
 import { emptyIndexStats, type IndexStats } from "./index-stats.js";
 import type { IndexLookups, PrincipalIndex } from "./one-principal-index.js";
 import type { WarmEntry } from "./warm-list.js";
+import { principalKey as keyOf, principalOfKey } from "../domain/principal-key.js";
 
 export interface PrincipalIndexOptions {
   /** RECALL_INDEX_MB in bytes; 0 turns the index off (every recall reads SQL). */
@@ -192,7 +193,7 @@ export class PrincipalIndexes implements CandidateRouter {
   async warm(principals: readonly Principal[], stopped: () => boolean = () => false): Promise<number> {
     const loaded: string[] = [];
     for (const p of principals) {
-      if (stopped() || this.stopped || !this.enabled) break;
+      if (stopped() || !this.enabled) break;
       const key = keyOf(p);
       if (this.lru.has(key)) continue;
       await this.loadInBackground(p);
@@ -206,10 +207,7 @@ export class PrincipalIndexes implements CandidateRouter {
   /** The loaded principals, most recently used first, with their approximate bytes: the warm list. */
   recentFirst(): WarmEntry[] {
     const out: WarmEntry[] = [];
-    for (const [key, entry] of this.lru.items()) {
-      const [tenantId, principalId] = JSON.parse(key) as [string, string];
-      out.push({ tenantId, principalId, bytes: entry.bytes });
-    }
+    for (const [key, entry] of this.lru.items()) out.push({ ...principalOfKey(key), bytes: entry.bytes });
     return out.reverse();
   }
 
@@ -245,10 +243,7 @@ export class PrincipalIndexes implements CandidateRouter {
   }
 
   dropAll(): void {
-    for (const key of [...this.lru.keys()]) {
-      const [tenantId, principalId] = JSON.parse(key) as [string, string];
-      this.drop({ tenantId, principalId });
-    }
+    for (const key of [...this.lru.keys()]) this.drop(principalOfKey(key));
   }
 
   /**
@@ -322,8 +317,4 @@ function entryFor(index: PrincipalIndex, now: number): Entry {
       return index.bytes;
     },
   };
-}
-
-function keyOf(p: Principal): string {
-  return JSON.stringify([p.tenantId, p.principalId]);
 }

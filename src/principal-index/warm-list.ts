@@ -2,6 +2,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import type { Principal } from "../domain/model.js";
+import { principalKey } from "../domain/principal-key.js";
 
 /**
  * The warm list: the principals whose indexes this sidecar held, most
@@ -40,17 +41,17 @@ export function parseWarmList(text: string): WarmEntry[] {
  * would have kept. Stops at the first that does not fit, so a lowered bound
  * keeps the most recent principals, not whichever are small.
  */
-export function principalsToWarm(entries: readonly WarmEntry[], maxBytes: number): Principal[] {
-  const out: Principal[] = [];
+export function principalsToWarm(entries: readonly WarmEntry[], maxBytes: number): WarmEntry[] {
+  const out: WarmEntry[] = [];
   const seen = new Set<string>();
   let bytes = 0;
   for (const e of entries) {
-    const key = JSON.stringify([e.tenantId, e.principalId]);
+    const key = principalKey(e);
     if (seen.has(key)) continue;
     if (bytes + e.bytes > maxBytes) break;
     seen.add(key);
     bytes += e.bytes;
-    out.push({ tenantId: e.tenantId, principalId: e.principalId });
+    out.push(e);
   }
   return out;
 }

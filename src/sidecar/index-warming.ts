@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Config } from "../config/config.js";
+import { principalKey } from "../domain/principal-key.js";
 import type { Logger } from "../log/logger.js";
 import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
 import type { PrincipalIndexes } from "../principal-index/index-router.js";
@@ -18,8 +19,6 @@ import { principalsToWarm, readWarmList, serializeWarmList, WARM_LIST_FILE, writ
 const SAVE_INTERVAL_MS = 30_000;
 
 export interface IndexWarming {
-  /** Resolves when the walk over the list has ended (tests, logs). */
-  readonly warmed: Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -44,8 +43,8 @@ export function startIndexWarming(
   let pending: WarmEntry[] = [];
   const save = async () => {
     const held = indexes.recentFirst();
-    const keys = new Set(held.map((e) => JSON.stringify([e.tenantId, e.principalId])));
-    const text = serializeWarmList([...held, ...pending.filter((e) => !keys.has(JSON.stringify([e.tenantId, e.principalId])))]);
+    const keys = new Set(held.map(principalKey));
+    const text = serializeWarmList([...held, ...pending.filter((e) => !keys.has(principalKey(e)))]);
     if (text === saved) return;
     await writeWarmList(path, text);
     saved = text;
@@ -64,24 +63,23 @@ export function startIndexWarming(
       },
     );
 
-  const warmed = (async () => {
+  const walk = async () => {
     const list = await readWarmList(path).catch((err: unknown) => {
       logger.warn({ err, path }, "index warm list unreadable; no index is warmed");
       return [];
     });
     const principals = principalsToWarm(list, maxBytes);
-    if (principals.length === 0) return 0;
-    pending = list.slice(0, principals.length);
+    if (principals.length === 0) return;
+    pending = principals;
     const started = Date.now();
     const loaded = await indexes.warm(principals, () => stopped);
     if (!stopped) pending = [];
     logger.info({ listed: list.length, loaded, ms: Date.now() - started }, "principal indexes warmed from the last run");
-    return loaded;
-  })();
+  };
+  void walk().catch((err: unknown) => logger.warn({ err }, "index warming stopped"));
   const timer = setInterval(() => void saveLogged(), saveIntervalMs).unref();
 
   return {
-    warmed,
     async stop() {
       stopped = true;
       clearInterval(timer);

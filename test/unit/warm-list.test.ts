@@ -17,10 +17,7 @@ describe("the warm list", () => {
 
   it("tells principals apart by tenant, and lists each once", () => {
     const list = [entry("a", 10, "t1"), entry("a", 10, "t2"), entry("a", 10, "t1")];
-    expect(principalsToWarm(list, 100)).toEqual([
-      { tenantId: "t1", principalId: "a" },
-      { tenantId: "t2", principalId: "a" },
-    ]);
+    expect(principalsToWarm(list, 100)).toEqual([entry("a", 10, "t1"), entry("a", 10, "t2")]);
   });
 
   it("reads back what it wrote, and refuses anything else", () => {

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, rm } from "node:fs/promises";
+import { chmod, copyFile, mkdir, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 
@@ -55,6 +55,9 @@ await build({
     sourcemap: true,
   },
 });
+// The bin is a program: `recall` on PATH and npx's cached link to it run it
+// directly, and npx marks it executable only when it first makes that link.
+await chmod(`${DIST}cli/main.js`, 0o755);
 await bundlePage();
 process.stdout.write(`bundled ${DIST}cli/main.js, ${DIST}testing/sidecar-child.js and ${DIST}store/pglite-worker.js\n`);
 

@@ -47,6 +47,19 @@ describe("recall CLI usage", () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
+  // npx keeps a link to the bin in its cache and marks it executable only when it makes the link:
+  // a rebuilt dist/ (a fresh clone at the same path) must be executable itself, or `npx recall`
+  // is "Permission denied".
+  it("the built bin runs as a program of its own (it is executable)", async () => {
+    const ran = await new Promise<Ran>((resolve) => {
+      execFile(CLI, ["--help"], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { errno?: number }).errno ?? 1) : 0, stdout, stderr: stderr || String(error ?? "") });
+      });
+    });
+    expect(ran).toMatchObject({ code: 0, stderr: "" });
+    expect(ran.stdout).toMatch(/^usage: recall /);
+  });
+
   it("--help after other arguments, -h and `recall help COMMAND` answer the same way", async () => {
     const help = (await recall(["import", "--help"], env)).stdout;
     expect(await recall(["import", "some.jsonl", "--tenant", "t", "--help"], env)).toMatchObject({ code: 0, stdout: help });

@@ -4,10 +4,12 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { PGliteOptions } from "@electric-sql/pglite";
 import type { PgliteWorkerData } from "./pglite/pglite-worker.js";
+import { readBundleWithHoles, type BundleLayout } from "./pglite/pglite-bundle.js";
 
 /**
  * The start of the ephemeral store, whose PGlite runs in a worker thread
- * (store/pglite/pglite-worker.ts). This module imports nothing but Node's, so that
+ * (store/pglite/pglite-worker.ts). This module imports nothing but Node's (and
+ * pglite-bundle.ts, which imports only Node's), so that
  * a process entry point can start the store before it imports the sidecar:
  * PGlite then starts on the second core while the first loads and evaluates
  * the sidecar's modules (docs/adr/0007).
@@ -22,6 +24,13 @@ export const PGLITE_WORKER_PATH = fileURLToPath(new URL("../../dist/store/pglite
 export const PGLITE_TEMPLATE_PATH = fileURLToPath(new URL("../../dist/pglite-template.tar", import.meta.url));
 /** Beside it: the migrations the template holds, so a start can tell it needs none (JSON list of "0001_initial", …). */
 export const PGLITE_TEMPLATE_MANIFEST = fileURLToPath(new URL("../../dist/pglite-template.json", import.meta.url));
+/** And where the files a database loaded from it never reads lie in PGlite's bundle (store/pglite/pglite-bundle.ts). */
+export const PGLITE_BUNDLE_LAYOUT = fileURLToPath(new URL("../../dist/pglite-bundle.json", import.meta.url));
+
+/** One of PGlite's own files (its WebAssembly, its file-system bundle), beside its modules. */
+export function pgliteFile(name: "pglite.wasm" | "pglite.data"): URL {
+  return new URL(name, import.meta.resolve("@electric-sql/pglite"));
+}
 
 /** PGlite's WebAssembly, compiled, and its file-system bundle: PGlite's own, handed to PGlite.create so that it does not load them itself. */
 export interface PgliteEngine {
@@ -63,7 +72,9 @@ export async function readOutsideMalloc(path: string | URL): Promise<Uint8Array>
 /**
  * The template as PGlite reads it: a Blob of its file whose bytes, when
  * PGlite asks for them, are read outside malloc (readOutsideMalloc; the
- * buffer runs on to a whole page, and a tar's end is zeros anyway).
+ * buffer runs on to a whole page, and a tar's end is zeros anyway). The
+ * ephemeral store's files are these bytes (pglite/template-fs.ts); a new data
+ * directory's are written to disk, and the buffer is collected.
  */
 async function templateBlob(path: string): Promise<Blob> {
   const blob = await openAsBlob(path);
@@ -83,6 +94,12 @@ export interface EphemeralFiles {
   manifest: Promise<string[] | null>;
   /** undefined: PGlite's files are not where this version keeps them; PGlite then loads its own. */
   engine: Promise<PgliteEngine | undefined>;
+  /**
+   * The bundle's files left unread (store/pglite/pglite-bundle.ts), for the
+   * opener to remove once the database answers; null when it was read whole
+   * (initdb will run, or the build wrote no layout for this bundle).
+   */
+  unread: Promise<BundleLayout | null>;
 }
 
 /**
@@ -92,15 +109,28 @@ export interface EphemeralFiles {
  * imported: the reads and the compile then overlap that import.
  */
 export function readEphemeralFiles(withTemplate = true): EphemeralFiles {
+  const template = withTemplate ? templateBlob(PGLITE_TEMPLATE_PATH).catch(() => null) : Promise.resolve(null);
+  // Without a template (a checkout never built) a new database is made by initdb, which reads the whole bundle.
+  const initdbRuns = template.then((t) => withTemplate && t === null);
+  const bundle = (async () => {
+    const url = pgliteFile("pglite.data");
+    const layout = (await initdbRuns) ? null : await readFile(PGLITE_BUNDLE_LAYOUT, "utf8").then((text) => JSON.parse(text) as BundleLayout, () => null);
+    const buffer = layout ? await readBundleWithHoles(url, layout) : null;
+    const blob = await openAsBlob(url);
+    if (!buffer) return { fsBundle: blob, unread: null };
+    return { fsBundle: Object.assign(blob, { arrayBuffer: async () => buffer }), unread: layout };
+  })();
   const engine = (async () => {
-    const pglite = import.meta.resolve("@electric-sql/pglite");
-    const [wasm, fsBundle] = await Promise.all([readOutsideMalloc(new URL("pglite.wasm", pglite)), openAsBlob(new URL("pglite.data", pglite))]);
-    return { pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle };
+    const compiled = readOutsideMalloc(pgliteFile("pglite.wasm")).then((wasm) => WebAssembly.compile(wasm));
+    const [pgliteWasmModule, { fsBundle }] = await Promise.all([compiled, bundle]);
+    return { pgliteWasmModule, fsBundle };
   })().catch(() => undefined);
   return {
-    template: withTemplate ? templateBlob(PGLITE_TEMPLATE_PATH).catch(() => null) : Promise.resolve(null),
+    template,
     manifest: withTemplate ? readFile(PGLITE_TEMPLATE_MANIFEST, "utf8").then((text) => JSON.parse(text) as string[], () => null) : Promise.resolve(null),
     engine,
+    // Unread files only where PGlite takes this bundle (an engine of its own otherwise).
+    unread: engine.then((e) => (e ? bundle.then((b) => b.unread) : null)),
   };
 }
 

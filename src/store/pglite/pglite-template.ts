@@ -3,8 +3,10 @@ import { readEphemeralFiles, type EphemeralFiles, type PgliteEngine } from "../e
 import { loadMigrations, migrate, type Migration } from "../migrate.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createPgliteClient, openPglite, pgliteExtensions, pgliteVectorExtensions, SIDECAR_START_PARAMS } from "./pglite-client.js";
+import { createPgliteClient, ONE_BACKEND_PARAMS, openPglite, pgliteExtensions, pgliteVectorExtensions, SIDECAR_START_PARAMS } from "./pglite-client.js";
+import { pgliteFs, removeUnreadFiles } from "./pglite-bundle.js";
 import { withoutTarEntries } from "./tar-entries.js";
+import { TemplateFs } from "./template-fs.js";
 
 /**
  * The ephemeral store: an in-memory PGlite loaded from a migrated template
@@ -23,7 +25,7 @@ import { withoutTarEntries } from "./tar-entries.js";
  * sidecar (docs/adr/0025). 128 MB, PostgreSQL's default, cost 0.3–1.3 s of
  * CPU at every start as well (docs/adr/0013).
  */
-export const TEMPLATE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=2MB"];
+export const TEMPLATE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=2MB", ...ONE_BACKEND_PARAMS];
 
 /**
  * A fresh in-memory database with every migration applied, dumped as an
@@ -73,6 +75,7 @@ export async function openEphemeralPglite(
   const template = await files.template;
   if (template === null) return { db: await openPglite(undefined, options), fromTemplate: false, migrations: null };
   const db = await loadPgliteTemplate(template, extensions, await files.engine);
+  await removeUnread(db, files);
   return { db, fromTemplate: true, migrations: await files.manifest };
 }
 
@@ -93,13 +96,27 @@ export async function openDataDirPglite(
   const engine = await files.engine;
   const template = existsSync(join(dataDir, "PG_VERSION")) ? null : await files.template;
   if (template === null) {
-    return { db: await PGlite.create(dataDir, { extensions, startParams: [...SIDECAR_START_PARAMS], ...engine }), fromTemplate: false, migrations: null };
+    const db = await PGlite.create(dataDir, { extensions, startParams: [...SIDECAR_START_PARAMS], ...engine });
+    await removeUnread(db, files);
+    return { db, fromTemplate: false, migrations: null };
   }
   const db = await PGlite.create(dataDir, { loadDataDir: template, extensions, startParams: [...SIDECAR_START_PARAMS], ...engine });
+  await removeUnread(db, files);
   return { db, fromTemplate: true, migrations: await files.manifest };
 }
 
-/** An in-memory PGlite loaded from a template dump (buildPgliteTemplate's); `engine`: PGlite's own files, already read. */
-export function loadPgliteTemplate(template: Blob | Uint8Array, extensions: Extensions, engine?: PgliteEngine): Promise<PGlite> {
-  return PGlite.create({ loadDataDir: template instanceof Blob ? template : new Blob([template]), extensions, startParams: [...TEMPLATE_START_PARAMS], ...engine });
+/** Once the database answers: the bundle's files left unread (pglite-bundle.ts) go, so that nothing reads their zeros. */
+async function removeUnread(db: PGlite, files: EphemeralFiles): Promise<void> {
+  const unread = await files.unread;
+  if (unread) removeUnreadFiles(pgliteFs(db), unread);
+}
+
+/**
+ * An in-memory PGlite loaded from a template dump (buildPgliteTemplate's),
+ * its files views of the dump's bytes (template-fs.ts); `engine`: PGlite's own files, already read.
+ */
+export async function loadPgliteTemplate(template: Blob | Uint8Array, extensions: Extensions, engine?: PgliteEngine): Promise<PGlite> {
+  // The bytes become the database's files (template-fs.ts): a Blob's are read anew, a caller's array is copied (not viewed, as Buffer.slice would).
+  const tar = template instanceof Blob ? new Uint8Array(await template.arrayBuffer()) : new Uint8Array(template);
+  return PGlite.create({ fs: new TemplateFs(tar), extensions, startParams: [...TEMPLATE_START_PARAMS], ...engine });
 }

@@ -19,7 +19,8 @@ setFlagsFromString("--wasm-tiering-budget=180000000");
 const { vector, dataDir } = workerData as PgliteWorkerData;
 // PGlite's compiled WebAssembly and the template (an ephemeral store's database, a new data
 // directory's first contents), under way while PGlite's JavaScript is imported. Dropped once the
-// database answers, and collected (collect-garbage.ts): the database has what it needs by then.
+// database answers, and what the start left is collected (collect-garbage.ts); an ephemeral
+// store's files are the template's bytes (template-fs.ts), kept by its file system.
 const fresh = dataDir === undefined || !existsSync(join(dataDir, "PG_VERSION"));
 let files: EphemeralFiles | null = readEphemeralFiles(fresh);
 const { openDataDirPglite, openEphemeralPglite } = await import("./pglite-template.js");

@@ -14,12 +14,12 @@ describe("the PGlite template", () => {
     const db = await loadPgliteTemplate(tar, pgliteExtensions);
     try {
       const { rows } = await db.query<Record<string, string>>(
-        `SELECT current_setting('shared_buffers') AS buffers, current_setting('max_connections') AS connections,
+        `SELECT current_setting('shared_buffers') AS buffers, current_setting('max_connections') AS connections, current_setting('huge_pages') AS huge,
                 current_setting('wal_segment_size') AS segment,
                 (SELECT string_agg(datname, ',') FROM pg_database) AS databases,
                 (SELECT string_agg(extname, ',' ORDER BY extname) FROM pg_extension) AS extensions`,
       );
-      expect(rows[0]).toEqual({ buffers: "2MB", connections: "4", segment: "1MB", databases: "postgres", extensions: "btree_gin,pg_trgm,plpgsql" });
+      expect(rows[0]).toEqual({ buffers: "2MB", connections: "4", huge: "off", segment: "1MB", databases: "postgres", extensions: "btree_gin,pg_trgm,plpgsql" });
       // About 3 MB of WAL: segments the dump left out are created as they are needed.
       await db.exec("CREATE TABLE wal_filler AS SELECT repeat(md5(g::text), 40) AS t FROM generate_series(1, 2000) g; CHECKPOINT");
       expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM wal_filler")).rows[0]!.n).toBe(2000);

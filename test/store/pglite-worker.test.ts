@@ -121,7 +121,7 @@ describe("a data directory's PGlite in a worker thread", () => {
     }
   });
 
-  it("is sized for a sidecar: a new directory is written from the template, not by initdb, and has 16 MB of shared buffers", async () => {
+  it("is sized for a sidecar: a new directory is written from the template, not by initdb, with 16 MB of shared buffers and shared memory for one backend", async () => {
     // Issue 37: initdb's WebAssembly PostgreSQL stayed in the process's memory, and 128 MB of shared
     // buffers with it; a sidecar on a fresh directory held 485–546 MiB idle.
     const dir = join(await mkdtemp(join(tmpdir(), "recall-worker-dir-")), "data");
@@ -142,6 +142,10 @@ describe("a data directory's PGlite in a worker thread", () => {
         expect(reopened.fromTemplate).toBe(false);
         expect(await reopened.client.query("SELECT id FROM kept")).toEqual([{ id: 7 }]);
         expect(await reopened.client.query("SHOW shared_buffers")).toEqual([{ shared_buffers: "16MB" }]);
+        // Shared memory for one backend, and PGlite's bundle without what such a store never reads (docs/adr/0026).
+        expect(await reopened.client.query("SELECT current_setting('max_connections') AS c, current_setting('huge_pages') AS h")).toEqual([{ c: "4", h: "off" }]);
+        await expect(reopened.client.query("SELECT convert_to('x', 'SJIS')")).rejects.toThrow(/utf8_and_sjis/);
+        expect(await reopened.client.query("SELECT to_tsvector('english', 'running')::text AS v")).toEqual([{ v: "'run':1" }]);
       } finally {
         await reopened.client.close();
       }

@@ -12,17 +12,18 @@ export const pgliteExtensions = { pg_trgm, btree_gin };
 export const pgliteVectorExtensions = { ...pgliteExtensions, vector };
 
 /**
- * Start parameters of every embedded store: PGlite runs one backend, and
- * PostgreSQL sizes its shared memory for `max_connections` of them (the lock
- * table, the predicate lock table, one set of per-backend arrays each).
- * PostgreSQL's default of 100 made about 10 MB of shared memory, all of it
- * resident in the sidecar's WebAssembly memory; with 4 (the least above the 3
- * connections reserved for superusers) about 6 MB, and an idle sidecar holds
- * 4 MiB less (docs/adr/0026). The lock table still has room for some 2,000
- * locks (64 a backend slot, autovacuum's and WAL senders' slots counted),
- * all of them the one backend's.
+ * Start parameters of every embedded store that size its shared memory, all
+ * of which is resident in the sidecar's WebAssembly memory (docs/adr/0026).
+ * PGlite runs one backend, but PostgreSQL sizes the lock tables and the
+ * per-backend arrays for `max_connections` of them: the default of 100 made
+ * about 10 MB of shared memory, 4 (the least above the 3 connections reserved
+ * for superusers) about 6 MB, 4 MiB less resident. The lock table still has
+ * room for some 2,000 locks (64 a backend slot, autovacuum's and WAL
+ * senders' slots counted), all of them the one backend's. And huge pages,
+ * which WebAssembly memory never has, would round the segment up to 2 MB:
+ * 0.9 MiB more of zeroed memory.
  */
-export const ONE_BACKEND_PARAMS: readonly string[] = ["-c", "max_connections=4"];
+export const SHARED_MEMORY_PARAMS: readonly string[] = ["-c", "max_connections=4", "-c", "huge_pages=off"];
 
 /**
  * PGlite's start parameters for a sidecar's data directory (the ephemeral
@@ -35,7 +36,7 @@ export const ONE_BACKEND_PARAMS: readonly string[] = ["-c", "max_connections=4"]
  * for SQL that reads far more than a call's rows (an index load reads a
  * principal's rows once).
  */
-export const SIDECAR_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB", ...ONE_BACKEND_PARAMS];
+export const SIDECAR_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB", ...SHARED_MEMORY_PARAMS];
 
 /** Opens (creating if needed) an embedded PGlite database in `dataDir`; undefined means in memory. */
 export async function openPglite(dataDir: string | undefined, options: { vector?: boolean } = {}): Promise<PGlite> {

@@ -3,7 +3,7 @@ import { readEphemeralFiles, type EphemeralFiles, type PgliteEngine } from "../e
 import { loadMigrations, migrate, type Migration } from "../migrate.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createPgliteClient, ONE_BACKEND_PARAMS, openPglite, pgliteExtensions, pgliteVectorExtensions, SIDECAR_START_PARAMS } from "./pglite-client.js";
+import { createPgliteClient, openPglite, pgliteExtensions, pgliteVectorExtensions, SHARED_MEMORY_PARAMS, SIDECAR_START_PARAMS } from "./pglite-client.js";
 import { pgliteFs, removeUnreadFiles } from "./pglite-bundle.js";
 import { withoutTarEntries } from "./tar-entries.js";
 import { TemplateFs } from "./template-fs.js";
@@ -25,7 +25,7 @@ import { TemplateFs } from "./template-fs.js";
  * sidecar (docs/adr/0025). 128 MB, PostgreSQL's default, cost 0.3–1.3 s of
  * CPU at every start as well (docs/adr/0013).
  */
-export const TEMPLATE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=2MB", ...ONE_BACKEND_PARAMS];
+export const TEMPLATE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, "-c", "shared_buffers=2MB", ...SHARED_MEMORY_PARAMS];
 
 /**
  * A fresh in-memory database with every migration applied, dumped as an

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { limitHeapGrowth } from "../sidecar/heap-growth.js";
 import { prestartEphemeralStore } from "../store/ephemeral-start.js";
 
 /**
@@ -7,6 +8,7 @@ import { prestartEphemeralStore } from "../store/ephemeral-start.js";
  * PGlite starts while the sidecar's modules load (docs/adr/0007); everything
  * else is cli/run.ts.
  */
+limitHeapGrowth();
 const [command, ...args] = process.argv.slice(2);
 // The same for `recall test-sidecar`, whose store the environment names.
 if ((command === "serve" || command === "test-sidecar") && !args.includes("--help") && !args.includes("-h")) prestartEphemeralStore(process.env, args);

@@ -1,3 +1,4 @@
+import { limitHeapGrowth } from "../sidecar/heap-growth.js";
 import { prestartEphemeralStore } from "../store/ephemeral-start.js";
 import { firstMessageOf, ipcChannel } from "./sidecar-channel.js";
 
@@ -9,6 +10,7 @@ import { firstMessageOf, ipcChannel } from "./sidecar-channel.js";
  * rest was being imported would be lost.
  */
 const firstMessage = firstMessageOf(ipcChannel);
+limitHeapGrowth();
 prestartEphemeralStore(process.env, []);
 const { runSidecarChild } = await import("./sidecar-child-run.js");
 await runSidecarChild(ipcChannel, firstMessage);

@@ -5,11 +5,12 @@ import { setFlagsFromString } from "node:v8";
  * kept before it collects again. Left to V8, a heap whose collections are
  * cheap may grow to about three times what it holds: loading ten 10k-belief
  * indexes left 50–60 MB live in 180–250 MB of committed heap, and the process
- * at 303–375 MiB RSS until V8's memory reducer ran, 30 s or more later.
- * At 50% it stayed at 211–220 MiB (docs/adr/0027). A sidecar's memory is
- * paid once per pod, so the process takes more, shorter full collections.
+ * at 308–355 MiB RSS until V8's memory reducer ran, 30 s or more later.
+ * Doubling held it at 242–252 MiB for a few percent of CPU; growing by half
+ * held 211–220 but cost 8–10% more CPU a call on the embedded store
+ * (docs/adr/0027). A sidecar's memory is paid once per pod.
  */
-export const HEAP_GROWING_PERCENT = 50;
+export const HEAP_GROWING_PERCENT = 100;
 
 /** The V8 flag to set, or null when node was started with its own (`node --heap-growing-percent=N`). */
 export function heapGrowthFlag(execArgv: readonly string[]): string | null {

@@ -6,7 +6,7 @@ import { setFlagsFromString } from "node:v8";
  * cheap may grow to about three times what it holds: loading ten 10k-belief
  * indexes left 50–60 MB live in 180–250 MB of committed heap, and the process
  * at 308–355 MiB RSS until V8's memory reducer ran, 30 s or more later.
- * Doubling held it at 242–252 MiB for a few percent of CPU; growing by half
+ * Doubling held it at 242–252 MiB, CPU a call within the runs' spread; growing by half
  * held 211–220 but cost 8–10% more CPU a call on the embedded store
  * (docs/adr/0027). A sidecar's memory is paid once per pod.
  */

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { PGliteOptions } from "@electric-sql/pglite";
 import type { PgliteWorkerData } from "./pglite/pglite-worker.js";
-import { readBundleWithHoles, type BundleLayout } from "./pglite/pglite-bundle.js";
+import { readBundleWithHoles, readRange, type BundleLayout } from "./pglite/pglite-bundle.js";
 
 /**
  * The start of the ephemeral store, whose PGlite runs in a worker thread
@@ -58,11 +58,7 @@ export async function readOutsideMalloc(path: string | URL): Promise<Uint8Array>
   try {
     const { size } = await file.stat();
     const bytes = new Uint8Array(new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(size / 65_536)) }).buffer, 0, size);
-    for (let at = 0; at < size; ) {
-      const { bytesRead } = await file.read(bytes, at, size - at, at);
-      if (bytesRead === 0) throw new Error(`${String(path)} ended before its ${size} bytes`);
-      at += bytesRead;
-    }
+    await readRange(file, bytes, 0, size, path);
     return bytes;
   } finally {
     await file.close();

@@ -1,4 +1,5 @@
 import type { Principal } from "../../domain/model.js";
+import { principalKey } from "../../domain/principal-key.js";
 import { ERASED_MARKER } from "../../store/erase-principal.js";
 import { HEAD_CHANNEL, type StoreHead } from "../../store/memory-store.js";
 import type { SqlClient } from "../../store/sql-client.js";
@@ -111,7 +112,7 @@ export class HeadTracker {
    * one query, bounded by the caller's store `deadline`, remembered.
    */
   async head(p: Principal, deadline?: number): Promise<StoreHead> {
-    const key = keyOf(p.tenantId, p.principalId);
+    const key = principalKey(p);
     const known = this.heads.get(key);
     if (known && this.fresh(known)) return known.head;
     const generation = this.generation;
@@ -134,7 +135,7 @@ export class HeadTracker {
    */
   forget(p: Principal): void {
     this.generation += 1;
-    this.heads.delete(keyOf(p.tenantId, p.principalId));
+    this.heads.delete(principalKey(p));
   }
 
   /**
@@ -152,7 +153,7 @@ export class HeadTracker {
   /** An erasure through this sidecar: the head is forgotten (reloaded on next use) and listeners are told. */
   erased(p: Principal, position: number): void {
     this.forget(p);
-    const key = keyOf(p.tenantId, p.principalId);
+    const key = principalKey(p);
     if ((this.lastErased.get(key) ?? -1) >= position) return;
     this.lastErased.set(key, position);
     if (this.lastErased.size > this.options.maxPrincipals) this.lastErased.delete(this.lastErased.keys().next().value!);
@@ -179,7 +180,7 @@ export class HeadTracker {
       this.erased({ tenantId, principalId }, position);
       return;
     }
-    const key = keyOf(tenantId, principalId);
+    const key = principalKey({ tenantId, principalId });
     const known = this.heads.get(key);
     // Only principals already asked about are tracked; others load on first use.
     if (known && position > known.head.position) {
@@ -198,8 +199,4 @@ export class HeadTracker {
     this.generation += 1;
     this.heads.clear();
   }
-}
-
-function keyOf(tenantId: string, principalId: string): string {
-  return JSON.stringify([tenantId, principalId]);
 }

@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 
 /**
  * PGlite's file-system bundle (its pglite.data: PostgreSQL's share/ and lib/
@@ -104,16 +104,21 @@ export async function readBundleWithHoles(path: string | URL, layout: BundleLayo
     const bytes = new Uint8Array(buffer);
     let at = 0;
     for (const [start, end] of [...layout.holes, [size, size] as const]) {
-      for (let pos = at; pos < start; ) {
-        const { bytesRead } = await file.read(bytes, pos, start - pos, pos);
-        if (bytesRead === 0) throw new Error(`${String(path)} ended before its ${size} bytes`);
-        pos += bytesRead;
-      }
+      await readRange(file, bytes, at, start, path);
       at = end;
     }
     return buffer;
   } finally {
     await file.close();
+  }
+}
+
+/** Bytes [from, to) of an open file into the same offsets of `into` (a read may return fewer than asked). */
+export async function readRange(file: FileHandle, into: Uint8Array, from: number, to: number, path: string | URL): Promise<void> {
+  for (let pos = from; pos < to; ) {
+    const { bytesRead } = await file.read(into, pos, to - pos, pos);
+    if (bytesRead === 0) throw new Error(`${String(path)} ended before byte ${to}`);
+    pos += bytesRead;
   }
 }
 

@@ -25,8 +25,9 @@ import { registerMemoryTools } from "./tools.js";
  * identity source before the request is read, and the tool calls then run
  * through the sidecar's router with those same headers, so its identity
  * interceptor checks them again as it does every call. In trusted-header
- * mode only a caller on loopback or the Unix socket is served, and only with
- * a loopback Host header (a browser page cannot rebind its name to us).
+ * mode only a caller on loopback or the Unix socket is served; the Host and
+ * Origin of every request on the port are checked before it gets here
+ * (server/host-check.ts), so a browser page cannot rebind its name to us.
  */
 
 /** connect-node's fallback handler: HTTP/1.1 and HTTP/2 requests alike. */
@@ -98,15 +99,15 @@ async function serve(options: McpEndpointOptions, req: Request, res: Response): 
   await transport.handleRequest(req as http.IncomingMessage, res as unknown as http.ServerResponse);
 }
 
-/** Why a trusted-header request is refused: not from loopback or the Unix socket, or addressed to a name other than loopback. */
+/**
+ * Why a trusted-header request is refused: not from loopback or the Unix socket. (Its Host and
+ * Origin were checked for the whole port before: server/host-check.ts.)
+ */
 function trustedHeadersRefusal(req: Request): string | null {
   const remote = req.socket.remoteAddress;
   // A Unix-socket peer has no address: only this host can reach the socket.
   if (remote === undefined) return null;
   if (!isLoopback(remote.replace(/^::ffff:/, ""))) return "trusted identity headers are accepted from loopback only; use RECALL_IDENTITY=jwt or mtls";
-  const host = (req.headers.host ?? req.headers[":authority"])?.toString() ?? "";
-  const name = host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.split(":")[0]!;
-  if (!isLoopback(name)) return `Host ${host} is not a loopback name`;
   return null;
 }
 

@@ -45,7 +45,7 @@ describe("recall ui", () => {
     // The page's calls: the cookie is the principal, and the reply is never cached.
     const call = await fetch(`http://127.0.0.1:${PORT}/memory.v1.InspectService/GetPrincipalSummary`, {
       method: "POST",
-      headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]!, "content-type": "application/json" },
+      headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]!, "content-type": "application/json", "connect-protocol-version": "1" },
       body: "{}",
     });
     expect(call.status).toBe(200);

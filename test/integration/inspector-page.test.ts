@@ -228,7 +228,7 @@ describe("memory inspector page (demo, Chromium)", () => {
     const status = await page.evaluate(async () => {
       const r = await fetch("/memory.v1.InspectService/ListBeliefs", {
         method: "POST",
-        headers: { "content-type": "application/json", "x-tenant-id": "demo-tenant", "x-principal-id": "andy" },
+        headers: { "content-type": "application/json", "connect-protocol-version": "1", "x-tenant-id": "demo-tenant", "x-principal-id": "andy" },
         body: "{}",
       });
       return r.status;

@@ -239,6 +239,7 @@ async function startComponents(
       if (forced && !how.aborted) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
     },
   );
+  page?.listening(server.port);
   await parts.start(
     "health probe",
     () => startHealthProbe(config, store, health, traces, logger),

@@ -193,4 +193,15 @@ describe("Host and Origin in the jwt mode", () => {
     const foreign = await send({ port: sidecar.port }, SEARCH, { origin: "http://evil.example", authorization, ...CONNECT }, '{"text":"editor"}');
     expect(foreign.status).toBe(403);
   });
+
+  it("marks every RPC reply to the page no-store, with a bearer token and no cookie too", async () => {
+    const res = await send(
+      { port: sidecar.port },
+      "/memory.v1.InspectService/GetPrincipalSummary",
+      { origin: `http://127.0.0.1:${sidecar.port}`, authorization: `Bearer ${await sign("andy")}`, ...CONNECT },
+      "{}",
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers["cache-control"]).toBe("no-store");
+  });
 });

@@ -110,7 +110,7 @@ describe("memory inspector page (demo, Chromium)", () => {
     // The token left the address bar.
     expect(page.url()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/(#\w+)?$/);
     const [cookie] = await context.cookies();
-    expect(cookie).toMatchObject({ name: "recall_ui", httpOnly: true, sameSite: "Strict" });
+    expect(cookie).toMatchObject({ name: `recall_ui_${new URL(base).port}`, httpOnly: true, sameSite: "Strict" });
     const response = await page.request.get(`${base}/ui/`);
     expect(response.headers()["content-security-policy"]).toContain("script-src 'self'");
     expect(response.headers()["content-security-policy"]).toContain("default-src 'none'");

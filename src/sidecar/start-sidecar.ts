@@ -510,6 +510,7 @@ async function mcpEndpoint(
     mode: config.identity.mode,
     deadlineMs: config.deadline.defaultMs,
     maxBodyBytes: config.limits.readMaxBytes,
+    maxConcurrentCalls: config.limits.maxConcurrentStreams,
   };
   return withMcpEndpoint(options, otherwise);
 }

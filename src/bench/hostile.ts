@@ -241,7 +241,7 @@ async function blackhole(): Promise<void> {
     }));
     const put = await fetch(`http://${sidecar.address}/memory.v1.MemoryWriteService/PutBeliefs`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-tenant-id": identity.tenant, "x-principal-id": identity.principal },
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", "x-tenant-id": identity.tenant, "x-principal-id": identity.principal },
       body: JSON.stringify({ beliefs }),
     });
     if (!put.ok) throw new Error(`PutBeliefs: ${put.status} ${await put.text()}`);

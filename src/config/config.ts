@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticSimilarity } from "../domain/semantic-calibration.js";
 import { defaultModelDir } from "./model-cache.js";
-import { edgeEnvSchema, edgeIdentity, edgeLimits, type EdgeLimits, type IdentityConfig, type TlsConfig } from "./edge-config.js";
+import { edgeEnvSchema, edgeHostCheck, edgeIdentity, edgeLimits, type EdgeLimits, type HostCheck, type IdentityConfig, type TlsConfig } from "./edge-config.js";
 
 /**
  * The only reader of `process.env`. One zod schema, validated once at start-up
@@ -157,6 +157,8 @@ export interface Config {
   readonly identity: IdentityConfig;
   /** TLS on the TCP listener; null for plaintext (h2c). */
   readonly tls: TlsConfig | null;
+  /** The Host and Origin names a TCP request may carry (RECALL_ALLOWED_HOSTS; docs/identity-and-deployment.md). */
+  readonly hostCheck: HostCheck;
 }
 
 export interface SemanticConfig {
@@ -279,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     limits: edgeLimits(e),
     identity: edge.identity,
     tls: edge.tls,
+    hostCheck: edgeHostCheck(e),
   });
 }
 

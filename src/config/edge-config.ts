@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseAllowedHosts, type AllowedHosts } from "./host-names.js";
 
 /**
  * The settings of the sidecar's edge: who may call (identity modes, TLS) and
@@ -20,6 +21,16 @@ export const edgeEnvSchema = z.object({
   RECALL_HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
   RECALL_IDLE_TIMEOUT_MS: positiveInt.default(120_000),
   RECALL_IDENTITY: z.enum(["headers", "jwt", "mtls"]).default("headers"),
+  // Names besides loopback that requests may be addressed to (Host) and sent from (Origin): docs/identity-and-deployment.md.
+  RECALL_ALLOWED_HOSTS: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseAllowedHosts(text);
+      if ("hosts" in parsed) return parsed.hosts;
+      ctx.addIssue({ code: "custom", message: parsed.problem });
+      return z.NEVER;
+    })
+    .optional(),
   RECALL_ALLOW_UNVERIFIED_IDENTITY: flag.default("false"),
   RECALL_JWT_JWKS_FILE: z.string().min(1).optional(),
   // HS256 wants at least 256 bits of key.
@@ -53,6 +64,21 @@ export interface EdgeLimits {
   readonly headersTimeoutMs: number;
   /** A connection with no call in flight is closed after this. */
   readonly idleTimeoutMs: number;
+}
+
+/**
+ * Which names a request on the TCP port may carry (Host / :authority, and
+ * Origin when a browser sends one); the Unix socket is never checked.
+ */
+export interface HostCheck {
+  /** Host checked: always with trusted headers; in jwt and mtls mode only when RECALL_ALLOWED_HOSTS is set. */
+  readonly checkHost: boolean;
+  /** Besides loopback (RECALL_ALLOWED_HOSTS); "any" turns both checks off. */
+  readonly allowed: AllowedHosts;
+}
+
+export function edgeHostCheck(e: EdgeEnv): HostCheck {
+  return Object.freeze({ checkHost: e.RECALL_IDENTITY === "headers" || e.RECALL_ALLOWED_HOSTS !== undefined, allowed: e.RECALL_ALLOWED_HOSTS ?? [] });
 }
 
 export type IdentityConfig =

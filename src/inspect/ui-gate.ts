@@ -13,7 +13,15 @@ import { assertHeadersAgree, IDENTIFIER, type PrincipalSource } from "../server/
  * (jwt, mtls) there is no gate: the page sends the user's own credentials.
  */
 
-export const UI_COOKIE = "recall_ui";
+/**
+ * The session cookie's name. Cookies ignore ports, so one name would be
+ * shared (and overwritten) by every sidecar on the host: it names the port.
+ * Under TLS it is `__Host-` prefixed: only a secure origin can set it, for
+ * this host alone (Secure, Path=/, no Domain).
+ */
+export function uiCookieName(port: number, secure: boolean): string {
+  return `${secure ? "__Host-" : ""}recall_ui_${port}`;
+}
 /** Sessions kept at once; the oldest goes first (a page left open elsewhere logs in again). */
 const MAX_SESSIONS = 100;
 
@@ -21,6 +29,16 @@ export class UiGate {
   /** The per-start token (base64url, 256 bits). */
   readonly token = randomBytes(32).toString("base64url");
   private readonly sessions = new Map<string, Principal>();
+  private cookie: string | undefined;
+
+  /** The session cookie's name once the port is bound (bind); undefined before: no cookie is read or set. */
+  get cookieName(): string | undefined {
+    return this.cookie;
+  }
+
+  bind(port: number, secure: boolean): void {
+    this.cookie = uiCookieName(port, secure);
+  }
 
   /** The token, checked in constant time. */
   accepts(token: string | null): boolean {
@@ -40,7 +58,7 @@ export class UiGate {
 
   /** The principal of the request's session cookie; null without a cookie, undefined for an unknown one. */
   principalOf(cookieHeader: string | null | undefined): Principal | null | undefined {
-    const id = cookieValue(cookieHeader, UI_COOKIE);
+    const id = this.cookie === undefined ? null : cookieValue(cookieHeader, this.cookie);
     return id === null ? null : this.sessions.get(id);
   }
 

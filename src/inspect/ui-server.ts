@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
 import { ConfigError } from "../config/config.js";
-import { UI_COOKIE, UiGate, loginPrincipal } from "./ui-gate.js";
+import { UiGate, loginPrincipal } from "./ui-gate.js";
 
 /**
  * The memory inspector's HTTP side (RECALL_UI=on): the page's static files
@@ -43,6 +43,8 @@ export interface InspectorPage {
   readonly gate: UiGate | undefined;
   /** The RPC handler with the page in front of it. */
   wrap(rpc: Handler): Handler;
+  /** Once the port is bound: it names the session cookie. */
+  listening(port: number): void;
   /** The address to print: with the login token in the trusted-headers mode. */
   address(base: string, principal?: { tenantId: string; principalId: string }): string;
 }
@@ -83,6 +85,8 @@ export function inspectorPage(options: { gated: boolean; secure: boolean; assets
     if (!gate) return redirect(res, "/ui/");
     const token = url.searchParams.get("token");
     if (!gate.accepts(token)) return refuse(res);
+    const cookieName = gate.cookieName;
+    if (cookieName === undefined) return refuse(res);
     const principal = loginPrincipal(url.searchParams);
     if (!principal) {
       // Whose memory to open: asked once, then fixed for the session.
@@ -96,7 +100,7 @@ export function inspectorPage(options: { gated: boolean; secure: boolean; assets
 <button type="submit">Open</button></form>`,
       );
     }
-    const cookie = `${UI_COOKIE}=${gate.open(principal)}; HttpOnly; SameSite=Strict; Path=/${options.secure ? "; Secure" : ""}`;
+    const cookie = `${cookieName}=${gate.open(principal)}; HttpOnly; SameSite=Strict; Path=/${options.secure ? "; Secure" : ""}`;
     return redirect(res, "/ui/", { "set-cookie": cookie });
   };
 
@@ -111,8 +115,9 @@ export function inspectorPage(options: { gated: boolean; secure: boolean; assets
       return (req, res) => {
         const path = (req.url ?? "/").split("?")[0]!;
         if (path !== "/ui" && !path.startsWith("/ui/")) {
-          // The page's own calls: memory never lands in the browser's cache.
-          if (req.headers.cookie !== undefined) res.setHeader("cache-control", "no-store");
+          // Every RPC reply, whichever credential the page sends (cookie or bearer token): memory
+          // never lands in the browser's cache.
+          res.setHeader("cache-control", "no-store");
           return rpc(req, res);
         }
         if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain; charset=utf-8", "method not allowed\n", { allow: "GET" });
@@ -125,6 +130,9 @@ export function inspectorPage(options: { gated: boolean; secure: boolean; assets
         if (gate && rest !== "app.css" && !gate.principalOf(req.headers.cookie)) return refuse(res);
         return send(res, 200, ASSETS[rest === "index.html" ? "" : rest]!, body);
       };
+    },
+    listening(port) {
+      gate?.bind(port, options.secure);
     },
     address(base, principal) {
       if (!gate) return `${base}/ui/`;

@@ -8,6 +8,7 @@ import { isLoopback } from "../config/edge-config.js";
 import { MemoryService } from "../gen/memory/v1/memory_service_pb.js";
 import { statusName } from "../server/grpc-status.js";
 import type { IdentitySetup } from "../server/identity/identity-setup.js";
+import { CallSlots } from "./call-slots.js";
 import { inProcessTransport } from "./in-process-transport.js";
 import { memoryCalls } from "./memory-calls.js";
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from "./server-info.js";
@@ -25,8 +26,9 @@ import { registerMemoryTools } from "./tools.js";
  * identity source before the request is read, and the tool calls then run
  * through the sidecar's router with those same headers, so its identity
  * interceptor checks them again as it does every call. In trusted-header
- * mode only a caller on loopback or the Unix socket is served, and only with
- * a loopback Host header (a browser page cannot rebind its name to us).
+ * mode only a caller on loopback or the Unix socket is served; the Host and
+ * Origin of every request on the port are checked before it gets here
+ * (server/host-check.ts), so a browser page cannot rebind its name to us.
  */
 
 /** connect-node's fallback handler: HTTP/1.1 and HTTP/2 requests alike. */
@@ -45,6 +47,8 @@ export interface McpEndpointOptions {
   deadlineMs: number;
   /** Largest request body (RECALL_MAX_REQUEST_BYTES). */
   maxBodyBytes: number;
+  /** Tool calls running at once for one connection's requests (RECALL_MAX_CONCURRENT_STREAMS). */
+  maxConcurrentCalls: number;
 }
 
 /** Headers a tool call carries on into the RPC: identity, the session scope, and the caller's trace context. */
@@ -52,16 +56,23 @@ const FORWARDED = ["authorization", "x-tenant-id", "x-principal-id", "x-session-
 
 /** Serves /mcp; every other request goes to `otherwise`. */
 export function withMcpEndpoint(options: McpEndpointOptions, otherwise: Handler): Handler {
+  const slots = new WeakMap<object, CallSlots>();
+  const slotsOf = (req: Request) => {
+    const connection = ("stream" in req ? req.stream.session : undefined) ?? req.socket;
+    let held = slots.get(connection);
+    if (!held) slots.set(connection, (held = new CallSlots(options.maxConcurrentCalls)));
+    return held;
+  };
   return (req, res) => {
     if (new URL(req.url ?? "/", "http://localhost").pathname !== MCP_PATH) return otherwise(req, res);
-    serve(options, req, res).catch((error: unknown) => {
+    serve(options, slotsOf(req), req, res).catch((error: unknown) => {
       if (!res.headersSent) reply(res, 500, `INTERNAL: ${error instanceof Error ? error.message : String(error)}`);
       else res.end();
     });
   };
 }
 
-async function serve(options: McpEndpointOptions, req: Request, res: Response): Promise<void> {
+async function serve(options: McpEndpointOptions, slots: CallSlots, req: Request, res: Response): Promise<void> {
   if (req.method !== "POST") {
     res.setHeader("allow", "POST");
     return reply(res, 405, "this endpoint is stateless: POST one JSON-RPC message (or batch) per request");
@@ -84,7 +95,7 @@ async function serve(options: McpEndpointOptions, req: Request, res: Response): 
     return reply(res, failure.code === Code.PermissionDenied ? 403 : 401, `${statusName(failure.code)}: ${failure.rawMessage}`);
   }
 
-  const client = createClient(MemoryService, inProcessTransport(options.router.handlers, contextValues));
+  const client = createClient(MemoryService, inProcessTransport(options.router.handlers, contextValues, slots));
   const calls = memoryCalls(client, { deadlineMs: options.deadlineMs, retry: { maxAttempts: 1, initialBackoffMs: 0 }, headers: Object.fromEntries(header) });
   const server = new McpServer(MCP_SERVER_INFO, { instructions: MCP_INSTRUCTIONS });
   registerMemoryTools(server, calls, { sessionId: req.headers["x-session-id"]?.toString() ?? "" });
@@ -98,15 +109,15 @@ async function serve(options: McpEndpointOptions, req: Request, res: Response): 
   await transport.handleRequest(req as http.IncomingMessage, res as unknown as http.ServerResponse);
 }
 
-/** Why a trusted-header request is refused: not from loopback or the Unix socket, or addressed to a name other than loopback. */
+/**
+ * Why a trusted-header request is refused: not from loopback or the Unix socket. (Its Host and
+ * Origin were checked for the whole port before: server/host-check.ts.)
+ */
 function trustedHeadersRefusal(req: Request): string | null {
   const remote = req.socket.remoteAddress;
   // A Unix-socket peer has no address: only this host can reach the socket.
   if (remote === undefined) return null;
   if (!isLoopback(remote.replace(/^::ffff:/, ""))) return "trusted identity headers are accepted from loopback only; use RECALL_IDENTITY=jwt or mtls";
-  const host = (req.headers.host ?? req.headers[":authority"])?.toString() ?? "";
-  const name = host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.split(":")[0]!;
-  if (!isLoopback(name)) return `Host ${host} is not a loopback name`;
   return null;
 }
 

@@ -21,7 +21,7 @@ const GRPC_UNAVAILABLE = "14";
 
 type Protocol = "grpc" | "grpc-web" | "connect-stream" | "other";
 
-function protocolOf(contentType: string): Protocol {
+export function protocolOf(contentType: string): Protocol {
   if (/^application\/grpc-web/.test(contentType)) return "grpc-web";
   if (/^application\/grpc(\+|;|$)/.test(contentType)) return "grpc";
   if (/^application\/connect\+/.test(contentType)) return "connect-stream";

@@ -58,6 +58,14 @@ export interface RunningServer {
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
+/** Marks a connection accepted on the Unix socket (read through HTTP/2's socket proxies too). */
+const VIA_SOCKET_FILE = Symbol("recall.viaSocketFile");
+
+/** Whether the request came in on the Unix socket, which only this host can reach (a browser cannot). */
+export function viaSocketFile(req: http.IncomingMessage | http2.Http2ServerRequest): boolean {
+  return (req.socket as unknown as Record<symbol, unknown> | null)?.[VIA_SOCKET_FILE] === true;
+}
+
 export async function listen(rpcHandler: Handler, options: ListenOptions): Promise<RunningServer> {
   const calls = new Calls();
   const handler = callHandler(rpcHandler, options.limits, calls);
@@ -224,7 +232,10 @@ async function bindListeners(
     try {
       // A stale socket file from a crashed run would make listen fail with EADDRINUSE.
       if (existsSync(path) && statSync(path).isSocket()) unlinkSync(path);
-      const unix = net.createServer(route);
+      const unix = net.createServer((socket) => {
+        (socket as unknown as Record<symbol, unknown>)[VIA_SOCKET_FILE] = true;
+        route(socket);
+      });
       await bind(unix, { path });
       servers.push(unix);
     } catch (error) {

@@ -16,6 +16,7 @@ import { HealthStatus, registerHealth } from "../server/health.js";
 import { mapDecodeErrors } from "../server/wire/decode-errors.js";
 import { identityInterceptor } from "../server/identity/identity.js";
 import { identitySetup, type IdentitySetup } from "../server/identity/identity-setup.js";
+import { announceHostCheck, withHostCheck } from "../server/host-check.js";
 import { listen } from "../server/listen.js";
 import { memoryService } from "../server/memory-service.js";
 import { registerReflection } from "../server/reflection.js";
@@ -104,6 +105,7 @@ export interface Sidecar {
 export async function startSidecar(config: Config, logger: Logger): Promise<Sidecar> {
   // Before anything is opened: an unsafe listen address is refused outright.
   const identity = await identitySetup(config, logger);
+  announceHostCheck(config.hostCheck, { host: config.listen.host, mode: config.identity.mode }, logger);
   const page = inspectorSetup(config);
   const metrics = createMetricsRegistry();
   const parts = new Components();
@@ -228,12 +230,16 @@ async function startComponents(
   );
   const server = await parts.start(
     "listener",
-    () => listen(page ? page.wrap(handler) : handler, { ...config.listen, limits: config.limits, tls: identity.tls }),
+    () => {
+      const served = withHostCheck(config.hostCheck, { secure: identity.tls !== undefined, logger }, page ? page.wrap(handler) : handler);
+      return listen(served, { ...config.listen, limits: config.limits, tls: identity.tls });
+    },
     async (srv, how) => {
       const { forced } = await srv.close(how.aborted ? 0 : config.shutdownGraceMs);
       if (forced && !how.aborted) logger.warn({ graceMs: config.shutdownGraceMs }, "grace period expired; remaining calls were cut off");
     },
   );
+  page?.listening(server.port);
   await parts.start(
     "health probe",
     () => startHealthProbe(config, store, health, traces, logger),
@@ -354,6 +360,9 @@ async function rpcHandler(
     // us, where gzip only burns CPU on both ends (about a millisecond per recall). Compressed
     // requests are still accepted.
     compressMinBytes: Number.MAX_SAFE_INTEGER,
+    // A Connect unary call must say Connect-Protocol-Version: 1, which no HTML form or simple fetch
+    // can: a call from a page on another origin then needs a CORS preflight, which is never granted.
+    requireConnectProtocolHeader: true,
     // Checked against each message's length prefix, so a larger one is refused before it is read.
     readMaxBytes: config.limits.readMaxBytes,
     ...(identity.contextValues ? { contextValues: identity.contextValues } : {}),
@@ -495,7 +504,14 @@ async function mcpEndpoint(
   const router = createConnectRouter({ interceptors, readMaxBytes: config.limits.readMaxBytes });
   memoryRoutes(router);
   mapDecodeErrors(router);
-  const options = { router, identity, mode: config.identity.mode, deadlineMs: config.deadline.defaultMs, maxBodyBytes: config.limits.readMaxBytes };
+  const options = {
+    router,
+    identity,
+    mode: config.identity.mode,
+    deadlineMs: config.deadline.defaultMs,
+    maxBodyBytes: config.limits.readMaxBytes,
+    maxConcurrentCalls: config.limits.maxConcurrentStreams,
+  };
   return withMcpEndpoint(options, otherwise);
 }
 

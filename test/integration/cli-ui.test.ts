@@ -38,14 +38,14 @@ describe("recall ui", () => {
     expect(url).toContain(`token=${new URL(JSON.parse(await readFile(file, "utf8")).url).searchParams.get("token")}`);
     const login = await fetch(url, { redirect: "manual" });
     expect(login.status).toBe(303);
-    expect(login.headers.get("set-cookie")).toMatch(/^recall_ui=\S+; HttpOnly; SameSite=Strict; Path=\//);
+    expect(login.headers.get("set-cookie")).toMatch(new RegExp(`^recall_ui_${PORT}=\\S+; HttpOnly; SameSite=Strict; Path=/`));
     const page = await fetch(`http://127.0.0.1:${PORT}/ui/`, { headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]! } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<script type="module" src="/ui/app.js">');
     // The page's calls: the cookie is the principal, and the reply is never cached.
     const call = await fetch(`http://127.0.0.1:${PORT}/memory.v1.InspectService/GetPrincipalSummary`, {
       method: "POST",
-      headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]!, "content-type": "application/json" },
+      headers: { cookie: login.headers.get("set-cookie")!.split(";")[0]!, "content-type": "application/json", "connect-protocol-version": "1" },
       body: "{}",
     });
     expect(call.status).toBe(200);

@@ -63,6 +63,7 @@ describe("response compression (pglite)", () => {
       method: "POST",
       headers: {
         "content-type": "application/json",
+        "connect-protocol-version": "1",
         "accept-encoding": "gzip",
         "x-tenant-id": me.tenant,
         "x-principal-id": me.principal,

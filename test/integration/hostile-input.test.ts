@@ -85,7 +85,7 @@ describe("hostile input (pglite)", () => {
     // JSON can carry the lone surrogate itself.
     const res = await fetch(`http://${sidecar.address}${SEARCH}`, {
       method: "POST",
-      headers: { "content-type": "application/json", ...headers() },
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", ...headers() },
       body: '{"text":"deploy \\ud800"}',
     });
     expect(res.status).toBe(400);
@@ -122,7 +122,7 @@ describe("hostile input (pglite)", () => {
     expect(decodeURIComponent(/grpc-message: (.*)\r\n/.exec(trailer)![1]!)).toMatch(/^request: could not be decoded/);
     const connectUnary = await fetch(`http://${sidecar.address}${SEARCH}`, {
       method: "POST",
-      headers: { "content-type": "application/proto", ...headers() },
+      headers: { "content-type": "application/proto", "connect-protocol-version": "1", ...headers() },
       body: garbage,
     });
     expect(connectUnary.status).toBe(400);

@@ -110,7 +110,7 @@ describe("memory inspector page (demo, Chromium)", () => {
     // The token left the address bar.
     expect(page.url()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/(#\w+)?$/);
     const [cookie] = await context.cookies();
-    expect(cookie).toMatchObject({ name: "recall_ui", httpOnly: true, sameSite: "Strict" });
+    expect(cookie).toMatchObject({ name: `recall_ui_${new URL(base).port}`, httpOnly: true, sameSite: "Strict" });
     const response = await page.request.get(`${base}/ui/`);
     expect(response.headers()["content-security-policy"]).toContain("script-src 'self'");
     expect(response.headers()["content-security-policy"]).toContain("default-src 'none'");
@@ -228,7 +228,7 @@ describe("memory inspector page (demo, Chromium)", () => {
     const status = await page.evaluate(async () => {
       const r = await fetch("/memory.v1.InspectService/ListBeliefs", {
         method: "POST",
-        headers: { "content-type": "application/json", "x-tenant-id": "demo-tenant", "x-principal-id": "andy" },
+        headers: { "content-type": "application/json", "connect-protocol-version": "1", "x-tenant-id": "demo-tenant", "x-principal-id": "andy" },
         body: "{}",
       });
       return r.status;

@@ -53,7 +53,7 @@ describe("the sidecar process (pglite)", () => {
   it("speaks the Connect protocol over HTTP/1.1 on the same port", async () => {
     const res = await fetch(`http://${sidecar.address}/memory.v1.MemoryService/Search`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-tenant-id": me.tenant, "x-principal-id": me.principal },
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", "x-tenant-id": me.tenant, "x-principal-id": me.principal },
       body: JSON.stringify({ text: "when does the harbour ferry leave" }),
     });
     expect(res.status).toBe(200);
@@ -61,7 +61,7 @@ describe("the sidecar process (pglite)", () => {
     expect(body.result.items[0].beliefId).toBe(fact.belief_id);
     const bad = await fetch(`http://${sidecar.address}/memory.v1.MemoryService/Search`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-tenant-id": me.tenant, "x-principal-id": me.principal },
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", "x-tenant-id": me.tenant, "x-principal-id": me.principal },
       body: JSON.stringify({ text: "" }),
     });
     expect(bad.status).toBe(400);

@@ -51,7 +51,7 @@ describe.each(["pglite", "postgres"] as const)("search, history and episodes ove
   const connectJson = (identity: Json, method: string, body: Json) =>
     fetch(`http://${sidecar.address}/memory.v1.MemoryService/${method}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-tenant-id": identity.tenant, "x-principal-id": identity.principal },
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", "x-tenant-id": identity.tenant, "x-principal-id": identity.principal },
       body: JSON.stringify(body),
     });
 

@@ -59,7 +59,7 @@ describe("shutdown cut-off (pglite)", () => {
     // fetch speaks HTTP/1.1: a Connect unary call, as a browser or curl makes it.
     const call = fetch(`http://${sidecar.address}/memory.v1.MemoryService/Search`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-tenant-id": me.tenant, "x-principal-id": me.principal, "connect-timeout-ms": "20000" },
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", "x-tenant-id": me.tenant, "x-principal-id": me.principal, "connect-timeout-ms": "20000" },
       body: JSON.stringify({ text: "how does veetbot deploy" }),
     });
     await new Promise((r) => setTimeout(r, 300));

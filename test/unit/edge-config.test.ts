@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
 import { isLoopback } from "../../src/config/edge-config.js";
+import { isAllowedAuthority, isLoopbackName, parseAuthority } from "../../src/config/host-names.js";
 import { decodeErrorMessage } from "../../src/server/wire/decode-errors.js";
 import { spiffeMatcher } from "../../src/server/identity/verified-identity.js";
 
@@ -41,6 +42,42 @@ describe("edge settings", () => {
   it("knows loopback", () => {
     for (const h of ["127.0.0.1", "127.1.2.3", "::1", "localhost"]) expect(isLoopback(h)).toBe(true);
     for (const h of ["0.0.0.0", "::", "10.0.0.5", "recall.svc"]) expect(isLoopback(h)).toBe(false);
+  });
+});
+
+describe("RECALL_ALLOWED_HOSTS", () => {
+  it("checks Host with trusted headers always, in the verified modes only when the list is set", () => {
+    expect(loadConfig({}).hostCheck).toEqual({ checkHost: true, allowed: [] });
+    const jwt = { RECALL_IDENTITY: "jwt", RECALL_JWT_SECRET: "s".repeat(40), RECALL_JWT_ISSUER: "i", RECALL_JWT_AUDIENCE: "a" };
+    expect(loadConfig(jwt).hostCheck).toEqual({ checkHost: false, allowed: [] });
+    expect(loadConfig({ ...jwt, RECALL_ALLOWED_HOSTS: "recall.example" }).hostCheck.checkHost).toBe(true);
+  });
+
+  it("parses names, host:port, [v6], .domain and * alone; names a bad entry", () => {
+    expect(loadConfig({ RECALL_ALLOWED_HOSTS: " Memory.Internal , pinned.example:8443,[fd00::1],.svc.example," }).hostCheck.allowed).toEqual([
+      { name: "memory.internal", port: undefined, subdomains: false },
+      { name: "pinned.example", port: 8443, subdomains: false },
+      { name: "[fd00::1]", port: undefined, subdomains: false },
+      { name: "svc.example", port: undefined, subdomains: true },
+    ]);
+    expect(loadConfig({ RECALL_ALLOWED_HOSTS: "*" }).hostCheck.allowed).toBe("any");
+    expect(problem({ RECALL_ALLOWED_HOSTS: "*,memory.internal" })).toMatch(/RECALL_ALLOWED_HOSTS: "\*" \(every host\) must be the only entry/);
+    for (const bad of ["http://memory.internal", "memory.internal/x", "a:99999", "*.example.com", "user@host"]) {
+      expect(problem({ RECALL_ALLOWED_HOSTS: bad }), bad).toMatch(/^invalid configuration:\n  RECALL_ALLOWED_HOSTS: ".*" is not a host name/);
+    }
+  });
+
+  it("matches a Host: loopback names always, a listed port only on that port, a .domain below it", () => {
+    const allowed = [
+      { name: "pinned.example", port: 8443, subdomains: false },
+      { name: "svc.example", port: undefined, subdomains: true },
+    ];
+    const ok = (host: string) => isAllowedAuthority(parseAuthority(host)!, allowed);
+    for (const host of ["localhost:1", "a.localhost", "127.8.9.10:5", "[::1]:50051", "pinned.example:8443", "svc.example", "x.y.svc.example:9"]) expect(ok(host), host).toBe(true);
+    for (const host of ["pinned.example", "pinned.example:8444", "evilsvc.example", "svc.example.evil", "0.0.0.0:50051", "localhost.evil.example", "[::2]"]) expect(ok(host), host).toBe(false);
+    expect(parseAuthority("tmp%2Frecall.sock")).toBeNull();
+    expect(parseAuthority("2130706433:1")).toEqual({ name: "127.0.0.1", port: 1 });
+    expect(isLoopbackName("localhost")).toBe(true);
   });
 });
 

@@ -1,7 +1,7 @@
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
-import { cookieValue, UiGate } from "../../src/inspect/ui-gate.js";
+import { cookieValue, UiGate, uiCookieName } from "../../src/inspect/ui-gate.js";
 import { inspectorSetup } from "../../src/inspect/ui-setup.js";
 import { trustedHeaders } from "../../src/server/identity/identity.js";
 
@@ -19,15 +19,28 @@ describe("inspector gate", () => {
 
   it("a session cookie is its principal; headers must agree; an unknown cookie is UNAUTHENTICATED; no cookie is as before", async () => {
     const gate = new UiGate();
+    gate.bind(41100, false);
     const source = gate.identitySource(trustedHeaders);
     const id = gate.open({ tenantId: "t", principalId: "andy" });
-    expect(await source(call({ cookie: `other=1; recall_ui=${id}` }))).toEqual({ tenantId: "t", principalId: "andy" });
-    expect(await source(call({ cookie: `recall_ui=${id}`, "x-tenant-id": "t", "x-principal-id": "andy" }))).toEqual({ tenantId: "t", principalId: "andy" });
-    const denied = await source(call({ cookie: `recall_ui=${id}`, "x-tenant-id": "t", "x-principal-id": "mallory" })).catch((e: unknown) => e);
+    expect(await source(call({ cookie: `other=1; recall_ui_41100=${id}` }))).toEqual({ tenantId: "t", principalId: "andy" });
+    expect(await source(call({ cookie: `recall_ui_41100=${id}`, "x-tenant-id": "t", "x-principal-id": "andy" }))).toEqual({ tenantId: "t", principalId: "andy" });
+    const denied = await source(call({ cookie: `recall_ui_41100=${id}`, "x-tenant-id": "t", "x-principal-id": "mallory" })).catch((e: unknown) => e);
     expect(ConnectError.from(denied).code).toBe(Code.PermissionDenied);
-    const unknown = await source(call({ cookie: "recall_ui=forged" })).catch((e: unknown) => e);
+    const unknown = await source(call({ cookie: "recall_ui_41100=forged" })).catch((e: unknown) => e);
     expect(ConnectError.from(unknown).code).toBe(Code.Unauthenticated);
     expect(await source(call({ "x-tenant-id": "t", "x-principal-id": "bob" }))).toEqual({ tenantId: "t", principalId: "bob" });
+  });
+
+  it("names its cookie by the port (every sidecar on a host has its own), __Host- prefixed under TLS; another port's is not read", async () => {
+    expect(uiCookieName(41100, false)).toBe("recall_ui_41100");
+    expect(uiCookieName(41101, true)).toBe("__Host-recall_ui_41101");
+    const gate = new UiGate();
+    const id = gate.open({ tenantId: "t", principalId: "andy" });
+    // Before the port is bound no cookie is read.
+    expect(gate.principalOf(`recall_ui_41100=${id}`)).toBeNull();
+    gate.bind(41100, false);
+    expect(gate.principalOf(`recall_ui_41100=${id}`)).toEqual({ tenantId: "t", principalId: "andy" });
+    expect(gate.principalOf(`recall_ui_41101=${id}; recall_ui=${id}`)).toBeNull();
   });
 
   it("reads one cookie out of a Cookie header", () => {

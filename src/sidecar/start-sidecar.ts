@@ -73,7 +73,7 @@ const TRACE_BATCH_MAX = 200;
 const SWEEP_MAX_BATCHES = 20;
 /** Sessions whose latest snapshot is kept in process (a few KiB each). */
 const SESSION_SNAPSHOTS_MAX = 10_000;
-/** Ids that sessions' in-turn recalls showed, kept in process for their corrections (about 100 bytes each). */
+/** Ids that sessions' in-turn recalls showed, kept in process for their corrections (about 85 bytes each: 8 MB). */
 const SESSION_SHOWN_MAX_IDS = 100_000;
 /** Bounds one batch replayed from the outage spool: a blackholed database must not hold the replay. */
 const SPOOL_REPLAY_TIMEOUT_MS = 5_000;

@@ -170,6 +170,9 @@ async function startComponents(
   const sessionShown = new SessionShown({
     read: (p, sessionId, limit, storeDeadline) => store.at(storeDeadline).traces.sessionShown(p, sessionId, limit),
     settle: (p, sessionId, deadlineAt) => traces.settle(p, isInTurnOf(sessionId), deadlineAt),
+    listener: notifications.listener,
+    pollMs: config.headPollMs,
+    now: Date.now,
     maxIds: SESSION_SHOWN_MAX_IDS,
     maxIdsPerSession: SESSION_SHOWN_READ_LIMIT,
   });
@@ -180,9 +183,10 @@ async function startComponents(
       logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
       await indexes.start();
       await sessionSnapshots.start();
+      await sessionShown.start();
     },
     async (_, how) => {
-      const stopping = Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop()]);
+      const stopping = Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop(), sessionShown.stop()]);
       if (how.aborted) return await stopping;
       // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
       // store ends that connection anyway, so the teardown gets a moment, not the power to hang.

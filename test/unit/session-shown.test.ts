@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/domain/model.js";
-import { SessionShown } from "../../src/recall/moments/session-shown.js";
+import { SessionShown, type SessionShownOptions } from "../../src/recall/moments/session-shown.js";
+import { SESSION_SNAPSHOT_CHANNEL } from "../../src/store/traces/trace-rows.js";
 
 const p: Principal = { tenantId: "t", principalId: "p" };
 const otherPrincipal: Principal = { tenantId: "t", principalId: "q" };
@@ -20,37 +21,92 @@ function store() {
   });
 }
 
-const shown = (db: ReturnType<typeof store>, bounds: { maxIds?: number; maxIdsPerSession?: number } = {}) =>
-  new SessionShown({ read: db.read, settle: db.settle, maxIds: bounds.maxIds ?? 1000, maxIdsPerSession: bounds.maxIdsPerSession ?? 100 });
+/** A notification connection the test drives: notify() delivers, reconnect() re-establishes it. */
+function listener() {
+  let handler: { onNotify: (payload: string) => void; onConnect?: () => void } | undefined;
+  return {
+    async listen(channel: string, onNotify: (payload: string) => void, onConnect?: () => void) {
+      expect(channel).toBe(SESSION_SNAPSHOT_CHANNEL);
+      handler = { onNotify, onConnect };
+      onConnect?.();
+      return async () => void (handler = undefined);
+    },
+    notify: (payload: unknown[]) => handler?.onNotify(JSON.stringify(payload)),
+    reconnect: () => handler?.onConnect?.(),
+  };
+}
+
+const shown = (db: ReturnType<typeof store>, o: Partial<SessionShownOptions> = {}) =>
+  new SessionShown({ read: db.read, settle: db.settle, listener: null, pollMs: 1000, now: () => 0, maxIds: 1000, maxIdsPerSession: 100, ...o });
+const key = (q: Principal, sessionId: string) => JSON.stringify([q.tenantId, q.principalId, sessionId]);
 
 describe("what sessions' in-turn recalls showed", () => {
   it("serves what this sidecar's recalls returned, after one read of the stored traces", async () => {
     const db = store();
     const sessions = shown(db);
     sessions.recorded(p, "s", ["a", "b"]);
+    // The lookup writes the queued traces first (settle), so the store has them.
+    db.rows.set(key(p, "s"), ["b", "a"]);
     expect(await sessions.shown(p, "s", Infinity)).toEqual(["a", "b"]);
     sessions.recorded(p, "s", ["c", "a"]);
     expect(await sessions.shown(p, "s", Infinity)).toEqual(["b", "c", "a"]);
     expect([db.reads, db.settles]).toEqual([1, 1]);
   });
 
-  it("after a restart, reads the session's stored traces once and merges what was recorded meanwhile", async () => {
+  it("after a restart, reads the session's stored traces once, keeping what was recorded while it read", async () => {
     const db = store();
-    db.rows.set(JSON.stringify(["t", "p", "s"]), ["late", "early"]);
+    db.rows.set(key(p, "s"), ["late", "early"]);
     const sessions = shown(db);
-    // A search of the session before its first lookup here: the stored ids still come back, older first.
+    const reading = sessions.shown(p, "s", Infinity);
     sessions.recorded(p, "s", ["now", "early"]);
-    expect(await sessions.shown(p, "s", Infinity)).toEqual(["late", "now", "early"]);
+    expect(await reading).toEqual(["late", "now", "early"]);
     expect(await sessions.shown(p, "s", Infinity)).toEqual(["late", "now", "early"]);
     expect(db.reads).toBe(1);
   });
 
+  it("polling, reads the stored traces again after pollMs: a deletion through another sidecar is seen", async () => {
+    const db = store();
+    let now = 0;
+    const sessions = shown(db, { now: () => now });
+    sessions.recorded(p, "s", ["a"]);
+    db.rows.set(key(p, "s"), ["a"]);
+    expect(await sessions.shown(p, "s", Infinity)).toEqual(["a"]);
+    db.rows.delete(key(p, "s"));
+    now = 999;
+    expect(await sessions.shown(p, "s", Infinity)).toEqual(["a"]);
+    now = 1000;
+    expect(await sessions.shown(p, "s", Infinity)).toEqual([]);
+    expect(db.reads).toBe(2);
+  });
+
+  it("listening, forgets a session whose traces another sidecar deleted, and everything on a reconnect", async () => {
+    const db = store();
+    const bus = listener();
+    const sessions = shown(db, { listener: bus });
+    await sessions.start();
+    db.rows.set(key(p, "s"), ["a"]);
+    db.rows.set(key(p, "s2"), ["b"]);
+    expect(await sessions.shown(p, "s", Infinity)).toEqual(["a"]);
+    expect(await sessions.shown(p, "s2", Infinity)).toEqual(["b"]);
+    // A snapshot written is not ours to follow; the session's traces deleted (no trace id) are.
+    bus.notify(["t", "p", "s", "some-trace"]);
+    expect(sessions.size.sessions).toBe(2);
+    db.rows.delete(key(p, "s"));
+    bus.notify(["t", "p", "s", null]);
+    expect(await sessions.shown(p, "s", Infinity)).toEqual([]);
+    bus.reconnect();
+    expect(sessions.size).toEqual({ sessions: 0, ids: 0 });
+    expect(await sessions.shown(p, "s2", Infinity)).toEqual(["b"]);
+    expect(db.reads).toBe(4);
+    await sessions.stop();
+  });
+
   it("keys by tenant, principal and session: another principal's session of the same id never yields its ids", async () => {
     const db = store();
-    db.rows.set(JSON.stringify(["t", "p", "s"]), ["stored-of-p"]);
+    db.rows.set(key(p, "s"), ["shown-to-p"]);
     const sessions = shown(db);
     sessions.recorded(p, "s", ["shown-to-p"]);
-    expect(await sessions.shown(p, "s", Infinity)).toEqual(["stored-of-p", "shown-to-p"]);
+    expect(await sessions.shown(p, "s", Infinity)).toEqual(["shown-to-p"]);
     expect(await sessions.shown(otherPrincipal, "s", Infinity)).toEqual([]);
     expect(await sessions.shown(otherTenant, "s", Infinity)).toEqual([]);
     expect(await sessions.shown(p, "s2", Infinity)).toEqual([]);
@@ -63,13 +119,15 @@ describe("what sessions' in-turn recalls showed", () => {
     const sessions = shown(db, { maxIds: 5, maxIdsPerSession: 3 });
     sessions.recorded(p, "s1", ["a", "b", "c", "d"]);
     expect(sessions.size).toEqual({ sessions: 1, ids: 3 });
+    db.rows.set(key(p, "s1"), ["d", "c", "b", "a"]);
     expect(await sessions.shown(p, "s1", Infinity)).toEqual(["b", "c", "d"]);
     sessions.recorded(p, "s2", ["x", "y"]);
     sessions.recorded(p, "s3", ["z"]);
     // s1 (3) + s2 (2) + s3 (1) is over 5: s1, the least recently used, left.
     expect(sessions.size).toEqual({ sessions: 2, ids: 3 });
+    db.rows.set(key(p, "s2"), ["y", "x"]);
     expect(await sessions.shown(p, "s2", Infinity)).toEqual(["x", "y"]);
-    expect(await sessions.shown(p, "s1", Infinity)).toEqual([]);
+    expect(sessions.size).toEqual({ sessions: 2, ids: 3 });
   });
 
   it("forgets a deleted session and an erased principal, and a read that started before cannot bring them back", async () => {
@@ -83,7 +141,7 @@ describe("what sessions' in-turn recalls showed", () => {
     sessions.forgetPrincipal(p);
     expect(sessions.size).toEqual({ sessions: 1, ids: 1 });
 
-    db.rows.set(JSON.stringify(["t", "p", "s"]), ["stale"]);
+    db.rows.set(key(p, "s"), ["stale"]);
     const reading = sessions.shown(p, "s", Infinity);
     sessions.forgetPrincipal(p);
     expect(await reading).toEqual(["stale"]);

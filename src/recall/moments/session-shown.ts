@@ -1,5 +1,7 @@
 import type { Principal } from "../../domain/model.js";
-import { sessionKeyOf as keyOf } from "./session-snapshots.js";
+import type { SqlClient } from "../../store/sql-client.js";
+import { SESSION_SNAPSHOT_CHANNEL } from "../../store/traces/trace-rows.js";
+import { parseSessionNotice, sessionKeyOf as keyOf } from "./session-snapshots.js";
 import { snapshotKeyPrefix } from "./snapshot.js";
 
 /**
@@ -14,11 +16,14 @@ import { snapshotKeyPrefix } from "./snapshot.js";
  *
  * - What this sidecar's recalls returned is known at once (before their
  *   traces are written).
- * - A session this process has not yet looked up (a restart, an eviction,
- *   the session's first recall here) is read once from its stored in-turn
- *   traces and merged with what was recorded meanwhile; after that it is
- *   served from memory. Another sidecar's recalls for the same session are
- *   seen only through that one read: a session is served by one sidecar.
+ * - A session is read from its stored in-turn traces (after writing this
+ *   process's queued ones) the first time it is looked up here (after a
+ *   restart, an eviction), and then kept fresh as SessionSnapshots is:
+ *   listening, a notification that the session's traces were deleted
+ *   forgets it, and a (re)established listening connection forgets
+ *   everything; polling, what was read is read again after `pollMs`.
+ *   Another sidecar's recalls of the session are seen only at such a read:
+ *   a session is served by one sidecar.
  * - Bounded: the latest `maxIdsPerSession` ids of a session (older ones
  *   leave first and are no longer corrected), and `maxIds` over all
  *   sessions, the least recently used session leaving first.
@@ -29,52 +34,74 @@ export interface SessionShownOptions {
   read(p: Principal, sessionId: string, limit: number, storeDeadline?: number): Promise<readonly string[]>;
   /** Writes the session's in-turn traces still queued in this process, so `read` finds them. */
   settle(p: Principal, sessionId: string, deadlineAt: number): Promise<void>;
+  /** The notification connection; null means poll. */
+  listener: Pick<SqlClient, "listen"> | null;
+  pollMs: number;
+  now: () => number;
   maxIds: number;
   maxIdsPerSession: number;
 }
 
 interface Shown {
-  /** Insertion order is the order of showing: the oldest first, the first to leave. */
-  ids: Set<string>;
-  /** False until the stored traces were read into it: it may lack what the session was shown before. */
-  complete: boolean;
+  /** Each id with the sequence number of the recall that last showed it (0: read from the store); the oldest first. */
+  ids: Map<string, number>;
+  /** When the stored traces were read into it; null: not yet (it may lack what the session was shown before). */
+  readAt: number | null;
 }
 
 export class SessionShown {
   private readonly known = new Map<string, Shown>();
   private ids = 0;
-  /** Bumped when a session or principal is forgotten, so a read that started before cannot bring it back. */
+  /** Numbers the recalls recorded, so a read keeps exactly what was recorded while it ran. */
+  private sequence = 0;
+  /** Bumped when sessions are forgotten, so a read that started before cannot bring them back. */
   private generation = 0;
+  private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: SessionShownOptions) {}
+
+  async start(): Promise<void> {
+    if (!this.options.listener) return;
+    this.unlisten = await this.options.listener.listen(SESSION_SNAPSHOT_CHANNEL, (payload) => this.onNotify(payload), () => this.reset());
+  }
+
+  async stop(): Promise<void> {
+    await this.unlisten?.().catch(() => {});
+    this.unlisten = undefined;
+    this.reset();
+  }
 
   /** The ids the session was shown by its in-turn recalls and searches (its latest, within the bound). */
   async shown(p: Principal, sessionId: string, deadlineAt: number, storeDeadline?: number): Promise<readonly string[]> {
     const key = keyOf(p, sessionId);
     const known = this.known.get(key);
-    if (known?.complete) {
-      this.touch(key, known);
-      return [...known.ids];
+    if (known && this.fresh(known)) {
+      this.known.delete(key);
+      this.known.set(key, known);
+      return [...known.ids.keys()];
     }
-    const generation = this.generation;
+    const [generation, since, at] = [this.generation, this.sequence, this.options.now()];
     await this.options.settle(p, sessionId, deadlineAt);
     const stored = await this.options.read(p, sessionId, this.options.maxIdsPerSession, storeDeadline);
     if (generation !== this.generation) return stored;
-    // Stored ids are older than any recorded since this process looked: they go first.
-    const merged: Shown = { ids: new Set([...stored].reverse()), complete: true };
-    showLatest(merged.ids, this.known.get(key)?.ids ?? []);
+    // The store has everything recorded before the read (settled); what was recorded since comes after it.
+    const ids = new Map([...stored].reverse().map((id) => [id, 0]));
+    for (const [id, n] of this.known.get(key)?.ids ?? []) if (n > since) showLatest(ids, [id], n);
+    // Only what something keeps fresh is kept as read: listening, or polling.
+    const keeping = this.unlisten !== undefined || !this.options.listener;
     this.drop(key);
-    this.put(key, merged);
-    return [...merged.ids];
+    this.put(key, { ids, readAt: keeping ? at : null });
+    return [...ids.keys()];
   }
 
   /** A recall of the session returned `returned` (as current, not as of a past time). */
   recorded(p: Principal, sessionId: string, returned: readonly string[]): void {
     if (sessionId === "" || returned.length === 0) return;
     const key = keyOf(p, sessionId);
-    const known = this.known.get(key) ?? { ids: new Set<string>(), complete: false };
+    const known = this.known.get(key) ?? { ids: new Map<string, number>(), readAt: null };
     this.drop(key);
-    showLatest(known.ids, returned);
+    this.sequence += 1;
+    showLatest(known.ids, returned, this.sequence);
     this.put(key, known);
   }
 
@@ -96,9 +123,15 @@ export class SessionShown {
     return { sessions: this.known.size, ids: this.ids };
   }
 
-  private touch(key: string, shown: Shown): void {
-    this.known.delete(key);
-    this.known.set(key, shown);
+  private fresh(known: Shown): boolean {
+    if (known.readAt === null) return false;
+    return this.options.listener !== null || this.options.now() - known.readAt < this.options.pollMs;
+  }
+
+  /** A snapshot written is SessionSnapshots' business; a session's traces deleted (no trace id) are ours. */
+  private onNotify(payload: string): void {
+    const notice = parseSessionNotice(payload);
+    if (notice && notice.traceId === null) this.forgetSession(notice.principal, notice.sessionId);
   }
 
   private drop(key: string): void {
@@ -110,7 +143,7 @@ export class SessionShown {
 
   /** Stores `shown` as the most recently used session, then trims to the bounds. */
   private put(key: string, shown: Shown): void {
-    for (const id of shown.ids) {
+    for (const id of shown.ids.keys()) {
       if (shown.ids.size <= this.options.maxIdsPerSession) break;
       shown.ids.delete(id);
     }
@@ -118,12 +151,18 @@ export class SessionShown {
     this.ids += shown.ids.size;
     while (this.ids > this.options.maxIds && this.known.size > 1) this.drop(this.known.keys().next().value!);
   }
+
+  private reset(): void {
+    this.generation += 1;
+    this.known.clear();
+    this.ids = 0;
+  }
 }
 
-/** Adds `ids` as the latest shown: one shown again moves to the end. */
-function showLatest(shown: Set<string>, ids: Iterable<string>): void {
+/** Adds `ids` as the latest shown, numbered `n`: one shown again moves to the end. */
+function showLatest(shown: Map<string, number>, ids: Iterable<string>, n: number): void {
   for (const id of ids) {
     shown.delete(id);
-    shown.add(id);
+    shown.set(id, n);
   }
 }

@@ -117,18 +117,12 @@ export class SessionSnapshots {
   }
 
   private onNotify(payload: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(payload);
-    } catch {
-      return;
-    }
-    if (!Array.isArray(parsed) || parsed.slice(0, 3).some((x) => typeof x !== "string")) return;
-    const [tenantId, principalId, sessionId, traceId] = parsed as [string, string, string, unknown];
-    const key = sessionKeyOf({ tenantId, principalId }, sessionId);
+    const notice = parseSessionNotice(payload);
+    if (!notice) return;
+    const key = sessionKeyOf(notice.principal, notice.sessionId);
     this.generation += 1;
     // Our own snapshot's write coming back keeps what we know; anything else is read again when asked.
-    if (typeof traceId === "string" && this.known.get(key)?.snapshot?.traceId === traceId) return;
+    if (notice.traceId !== null && this.known.get(key)?.snapshot?.traceId === notice.traceId) return;
     this.known.delete(key);
   }
 
@@ -148,6 +142,19 @@ export class SessionSnapshots {
 function isLater(a: StoredSnapshot, b: StoredSnapshot): boolean {
   const dt = a.createdAt.getTime() - b.createdAt.getTime();
   return dt > 0 || (dt === 0 && a.traceId < b.traceId);
+}
+
+/** A SESSION_SNAPSHOT_CHANNEL payload: a snapshot trace written (its id), or the session's traces deleted (null). */
+export function parseSessionNotice(payload: string): { principal: Principal; sessionId: string; traceId: string | null } | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(parsed) || parsed.slice(0, 3).some((x) => typeof x !== "string")) return null;
+  const [tenantId, principalId, sessionId, traceId] = parsed as [string, string, string, unknown];
+  return { principal: { tenantId, principalId }, sessionId, traceId: typeof traceId === "string" ? traceId : null };
 }
 
 /** A session's key in the in-process records: tenant, principal and session, never one without the others. */

@@ -105,7 +105,8 @@ const RECALL_DESCRIPTION =
   "as [m:8f21a0c3], ranked and within a small budget; cite the id when you rely on one, and let the current " +
   "conversation outrank them. Keep the snapshot_watermark of this conversation's first result and pass it " +
   "back (with the same session_id) on later turns: what was learned since then comes back too, and a " +
-  "recollection shown earlier that no longer holds is corrected first. For a deliberate lookup of one " +
+  "recollection this conversation was shown earlier that no longer holds is corrected first (a line " +
+  "\"correction: [m:…] no longer holds …\"; trust it over what you were shown). For a deliberate lookup of one " +
   "fact use memory_search; for what was said in a conversation, memory_recall_episodes.";
 
 /** The agent tools' texts name each other with the spec's names; the MCP tools are listed with underscores. */

@@ -16,6 +16,7 @@ import { renderCorrections } from "./moments/recall-delta.js";
 import { assembleSnapshot, snapshotCacheKey } from "./moments/snapshot.js";
 import type { SnapshotCache } from "./moments/snapshot-cache.js";
 import type { SessionSnapshots } from "./moments/session-snapshots.js";
+import type { SessionShown } from "./moments/session-shown.js";
 import type { MemoryStore, StoreHead } from "../store/memory-store.js";
 import { boundSource, type ArmCandidate, type CandidateRouter } from "../ports/candidate-source.js";
 import { assemble, type Assembled } from "./render/assemble.js";
@@ -77,6 +78,8 @@ export interface PipelineDeps {
   snapshotCache?: SnapshotCache<CachedSnapshot>;
   /** What each session's latest snapshot returned, known in process; absent means read from the store each time. */
   sessionSnapshots?: Pick<SessionSnapshots, "returned" | "recorded">;
+  /** What each session's in-turn recalls showed, known in process; absent means read from the store each time. */
+  sessionShown?: Pick<SessionShown, "shown" | "recorded">;
   onArmError?: (arm: string, error: unknown) => void;
   /** Fault injection: delay named arms (RECALL_FAULT_ARM_DELAY). */
   armDelayMs?: Readonly<Record<string, number>>;
@@ -195,14 +198,14 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   if (deltaAfter !== null) arms.push(deltaArm(source, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
   if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, semanticRanking.candidateCap, run.storeDeadline));
-  // Corrections to the session's snapshot (never dropped for budget): looked up beside the arms,
-  // so the lookup of the session's snapshot overlaps the arms' work instead of following it.
+  // Corrections to what the session was shown (its snapshot, then its in-turn recalls and searches;
+  // never dropped for budget): looked up beside the arms, so the lookup overlaps the arms' work.
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
   const correcting: Promise<Correction[]> =
     deltaAfter !== null && ctx.sessionId !== ""
       ? (async () => {
-          const returned = await snapshotReturned(deps, run, run.deadlineAt - marginMs);
-          return source.snapshotCorrections(run.principal, returned, deltaAfter, now);
+          const shown = await sessionShownBefore(deps, run, run.deadlineAt - marginMs);
+          return source.snapshotCorrections(run.principal, shown, deltaAfter, now);
         })()
       : Promise.resolve([]);
   // Awaited after the arms; if the arms fail first, its own failure is not left unhandled.
@@ -379,6 +382,8 @@ async function record(deps: PipelineDeps, run: RecallRun, g: Gathered, d: Decide
   // It may use half of the margin the arms left; the other half is for the reply.
   await deps.traces.record(run.principal, trace, run.deadlineAt - g.marginMs / 2);
   if (trace.moment === "snapshot") deps.sessionSnapshots?.recorded(run.principal, trace);
+  // A historical recall showed what held then, not what holds: there is nothing of it to correct.
+  else if (trace.moment === "in_turn" && query.asOf === null && query.knownAt === null) deps.sessionShown?.recorded(run.principal, trace.sessionId, trace.returned);
   // Only complete renders are cached: a degraded one would pin partial results for the session.
   if (g.cacheKey !== null && degraded.length === 0) deps.snapshotCache!.set(g.cacheKey, { result, trace });
   return { result, trace };
@@ -414,6 +419,29 @@ async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnaps
   deps.sessionSnapshots?.recorded(run.principal, trace);
   return { result, trace, cachedResult: cached.result };
 }
+
+/** What the session was shown before this recall: its latest snapshot's ids and its in-turn recalls' and searches'. */
+async function sessionShownBefore(deps: PipelineDeps, run: RecallRun, deadlineAt: number): Promise<string[]> {
+  const [snapshot, inTurn] = await Promise.all([snapshotReturned(deps, run, deadlineAt), inTurnShown(deps, run, deadlineAt)]);
+  return [...new Set([...snapshot, ...inTurn])];
+}
+
+/** What the session's in-turn recalls and searches showed: known in process, or read from their stored traces. */
+async function inTurnShown(deps: PipelineDeps, run: RecallRun, deadlineAt: number): Promise<readonly string[]> {
+  const { principal: p, storeDeadline } = run;
+  const { sessionId } = run.context;
+  if (deps.sessionShown) return deps.sessionShown.shown(p, sessionId, deadlineAt, storeDeadline);
+  await deps.traces.settle?.(p, isInTurnOf(sessionId), deadlineAt);
+  return deps.store.at(storeDeadline).traces.sessionShown(p, sessionId, SESSION_SHOWN_READ_LIMIT);
+}
+
+/** Traces an in-turn corrections lookup reads: the session's in-turn recalls and searches. */
+export function isInTurnOf(sessionId: string): (t: RecallTrace) => boolean {
+  return (t) => t.moment === "in_turn" && t.sessionId === sessionId;
+}
+
+/** The most ids of a session's in-turn recalls a lookup reads from the store. */
+export const SESSION_SHOWN_READ_LIMIT = 500;
 
 /** What the session's latest snapshot returned: known in process, or read from its stored trace. */
 async function snapshotReturned(deps: PipelineDeps, run: RecallRun, deadlineAt: number): Promise<readonly string[]> {

@@ -30,9 +30,10 @@ import { openNotificationClient } from "../store/postgres/notification-client.js
 import { claimLease } from "../store/maintenance-lease.js";
 import { HeadTracker } from "../recall/moments/head-tracker.js";
 import { SessionSnapshots } from "../recall/moments/session-snapshots.js";
+import { SessionShown } from "../recall/moments/session-shown.js";
 import { SnapshotCache } from "../recall/moments/snapshot-cache.js";
 import { cachedSnapshotBytes, snapshotKeyPrefix } from "../recall/moments/snapshot.js";
-import { isSnapshotOf, type CachedSnapshot } from "../recall/pipeline.js";
+import { isInTurnOf, isSnapshotOf, SESSION_SHOWN_READ_LIMIT, type CachedSnapshot } from "../recall/pipeline.js";
 import { metricsEndpoint } from "../server/metrics.js";
 import { armMetrics } from "../metrics/arm-metrics.js";
 import { registerCacheMetrics } from "../metrics/cache-metrics.js";
@@ -73,6 +74,8 @@ const TRACE_BATCH_MAX = 200;
 const SWEEP_MAX_BATCHES = 20;
 /** Sessions whose latest snapshot is kept in process (a few KiB each). */
 const SESSION_SNAPSHOTS_MAX = 10_000;
+/** Ids that sessions' in-turn recalls showed, kept in process for their corrections (about 85 bytes each: 8 MB). */
+const SESSION_SHOWN_MAX_IDS = 100_000;
 /** Bounds one batch replayed from the outage spool: a blackholed database must not hold the replay. */
 const SPOOL_REPLAY_TIMEOUT_MS = 5_000;
 /** Shutdown flushes queued traces for at least this long, even when the grace period is spent. */
@@ -165,6 +168,16 @@ async function startComponents(
     maxSessions: SESSION_SNAPSHOTS_MAX,
     now: Date.now,
   });
+  // What each session's in-turn recalls showed, for the corrections of its later ones (MCP has no snapshot).
+  const sessionShown = new SessionShown({
+    read: (p, sessionId, limit, storeDeadline) => store.at(storeDeadline).traces.sessionShown(p, sessionId, limit),
+    settle: (p, sessionId, deadlineAt) => traces.settle(p, isInTurnOf(sessionId), deadlineAt),
+    listener: notifications.listener,
+    pollMs: config.headPollMs,
+    now: Date.now,
+    maxIds: SESSION_SHOWN_MAX_IDS,
+    maxIdsPerSession: SESSION_SHOWN_READ_LIMIT,
+  });
   await parts.start(
     "moments and index",
     async () => {
@@ -172,9 +185,10 @@ async function startComponents(
       logger.info({ heads: heads.freshness, stalenessBoundMs: heads.stalenessBoundMs }, "head tracking");
       await indexes.start();
       await sessionSnapshots.start();
+      await sessionShown.start();
     },
     async (_, how) => {
-      const stopping = Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop()]);
+      const stopping = Promise.all([heads.stop(), indexes.stop(), sessionSnapshots.stop(), sessionShown.stop()]);
       if (how.aborted) return await stopping;
       // UNLISTEN on a connection that is down or reconnecting may never be answered; closing the
       // store ends that connection anyway, so the teardown gets a moment, not the power to hang.
@@ -186,6 +200,7 @@ async function startComponents(
   heads.onErased((p) => {
     snapshotCache.deleteByPrefix(snapshotKeyPrefix(p));
     sessionSnapshots.forgetPrincipal(p);
+    sessionShown.forgetPrincipal(p);
     indexes.drop(p);
   });
   registerCacheMetrics(metrics, () => ({ snapshotCache: snapshotCache.stats(), trackedHeads: heads.size }));
@@ -219,6 +234,7 @@ async function startComponents(
     heads,
     snapshotCache,
     sessionSnapshots,
+    sessionShown,
     indexes,
     semantic,
     backfill,
@@ -300,6 +316,7 @@ interface ServiceParts {
   heads: HeadTracker;
   snapshotCache: SnapshotCache<CachedSnapshot>;
   sessionSnapshots: SessionSnapshots;
+  sessionShown: SessionShown;
   indexes: PrincipalIndexes;
   semantic: SemanticSearch | undefined;
   backfill: EmbeddingBackfill | undefined;
@@ -316,7 +333,7 @@ async function rpcHandler(
   health: HealthStatus,
   deps: ServiceParts,
 ) {
-  const { store, traces, clock, heads, snapshotCache, sessionSnapshots, indexes, semantic, backfill } = deps;
+  const { store, traces, clock, heads, snapshotCache, sessionSnapshots, sessionShown, indexes, semantic, backfill } = deps;
   const interceptors = [
     ...(tracing ? [tracing.spans.rpcSpanInterceptor(tracing.tracer, { captureQuery: config.tracing!.captureQuery })] : []),
     rpcMetricsInterceptor(metrics),
@@ -339,6 +356,7 @@ async function rpcHandler(
     heads,
     snapshotCache,
     sessionSnapshots,
+    sessionShown,
     armObserver: tracing ? allObservers([armMetrics(metrics), tracing.spans.armSpans(tracing.tracer)]) : armMetrics(metrics),
     candidates: indexes,
     ...(semantic ? { semantic } : {}),
@@ -380,7 +398,10 @@ async function rpcHandler(
             await indexes.refresh(p, beliefIds, storeDeadline);
           },
           afterErase: (p, position) => heads.erased(p, position),
-          afterSessionDeleted: (p, sessionId) => sessionSnapshots.forgetSession(p, sessionId),
+          afterSessionDeleted: (p, sessionId) => {
+            sessionSnapshots.forgetSession(p, sessionId);
+            sessionShown.forgetSession(p, sessionId);
+          },
         }));
       router.service(InspectService, inspectService({ store, traces, defaultSensitivityCeiling: config.defaultSensitivityCeiling }));
       registerHealth(router, health);

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
@@ -180,6 +183,35 @@ describe.each(SIDECAR_KINDS)("retrieval moments over gRPC (%s)", (kind) => {
     expect(trace.delta_after).toBe(snap.snapshot_watermark);
   });
 
+  it("corrects what the session's earlier in-turn recalls showed, with no snapshot; another principal's session of the same id gets none", async () => {
+    const me = newIdentity();
+    const other = { ...me, principal: `other-${me.principal}` };
+    const session = randomUUID();
+    const old = beliefMsg({ statement: "Andy's parking spot is P-17.", belief_type: "user_model_attr", predicate_key: "parking" });
+    await unary(c.write, "PutBeliefs", { beliefs: [old] }, me);
+    const ask = { moment: "MOMENT_IN_TURN", session_id: session, query: { current_scope: "veetbot", text: "where does Andy park", subjects: ["Andy"] } };
+    const first = await result(me, ask);
+    expect(first.items.map((i: Json) => i.belief_id)).toEqual([old.belief_id]);
+    const theirs = await result(other, ask);
+
+    const successor = beliefMsg({ statement: "Andy's parking spot is P-42.", belief_type: "user_model_attr", predicate_key: "parking", valid_from: ts("2026-07-24T00:00:00Z") });
+    await unary(c.write, "RejectBelief", { rejection_id: randomUUID(), belief_id: old.belief_id, kind: "REJECTION_KIND_CHANGED", correction: successor }, me);
+    const later = await result(me, { ...ask, snapshot_watermark: first.snapshot_watermark });
+    expect(later.corrections).toEqual([{ belief_id: old.belief_id, superseded_by: successor.belief_id, no_longer_holds_as_of: ts("2026-07-24T00:00:00Z") }]);
+    expect(later.rendered).toMatch(/^correction: \[m:[0-9a-f]{8}\] no longer holds as of 2026-07-24T00:00:00Z; superseded by \[m:[0-9a-f]{8}\]\.\n/);
+    expect(later.items.map((i: Json) => i.belief_id)).toEqual([successor.belief_id]);
+    // A historical question shows what held then: it is not what the session was told holds now.
+    const historical = randomUUID();
+    const then = await result(me, { ...ask, session_id: historical, query: { ...ask.query, as_of: ts("2026-07-01T00:00:00Z") } });
+    expect(then.items.map((i: Json) => i.belief_id)).toEqual([old.belief_id]);
+    const afterHistorical = await result(me, { ...ask, session_id: historical, snapshot_watermark: first.snapshot_watermark });
+    expect(afterHistorical.corrections).toEqual([]);
+
+    const theirsLater = await result(other, { ...ask, snapshot_watermark: theirs.snapshot_watermark });
+    expect(theirsLater.corrections).toEqual([]);
+    expect(theirsLater.rendered).not.toContain("correction:");
+  });
+
   it("gives a child run its own scoped recall and budget, not the parent's snapshot", async () => {
     const me = newIdentity();
     const parentCore = durable(5);
@@ -198,6 +230,45 @@ describe.each(SIDECAR_KINDS)("retrieval moments over gRPC (%s)", (kind) => {
     const err = await serverStream(c.memory, "Recall", { moment: "MOMENT_SNAPSHOT", snapshot_watermark: "3", query: {} }, me).catch((e) => e);
     expect(err.details).toBe("snapshot_watermark: only applies to MOMENT_IN_TURN");
   });
+});
+
+describe("in-turn corrections across a restart (pglite)", () => {
+  it("a restarted sidecar corrects what the session was shown before the restart, read from its stored traces", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "recall-it-restart-"));
+    try {
+      const me = newIdentity();
+      const session = randomUUID();
+      const old = beliefMsg({ statement: "Andy's parking spot is P-17.", belief_type: "user_model_attr", predicate_key: "parking" });
+      const ask = { moment: "MOMENT_IN_TURN", session_id: session, query: { current_scope: "veetbot", text: "where does Andy park", subjects: ["Andy"] } };
+      const recallOn = async (c: Clients, request: Json) => {
+        const events = await serverStream(c.memory, "Recall", request, me);
+        return events[events.length - 1]!.result as Json;
+      };
+
+      const before = await startSidecarProcess("pglite", {}, { dataDir });
+      const c1 = connect(before.address);
+      await unary(c1.write, "PutBeliefs", { beliefs: [old] }, me);
+      const first = await recallOn(c1, ask);
+      expect(first.items.map((i: Json) => i.belief_id)).toEqual([old.belief_id]);
+      c1.close();
+      expect(await before.stop()).toBe(0);
+
+      const after = await startSidecarProcess("pglite", {}, { dataDir });
+      const c2 = connect(after.address);
+      try {
+        const successor = beliefMsg({ statement: "Andy's parking spot is P-42.", belief_type: "user_model_attr", predicate_key: "parking", valid_from: ts("2026-07-24T00:00:00Z") });
+        await unary(c2.write, "RejectBelief", { rejection_id: randomUUID(), belief_id: old.belief_id, kind: "REJECTION_KIND_CHANGED", correction: successor }, me);
+        const later = await recallOn(c2, { ...ask, snapshot_watermark: first.snapshot_watermark });
+        expect(later.corrections.map((x: Json) => x.belief_id)).toEqual([old.belief_id]);
+        expect(later.rendered.startsWith("correction: ")).toBe(true);
+      } finally {
+        c2.close();
+        expect(await after.stop()).toBe(0);
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe.skipIf(PGBOUNCER_MISSING === undefined)("retrieval moments over gRPC (pgbouncer)", () => {

@@ -11,8 +11,8 @@ import type { SqlClient } from "../../src/store/sql-client.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { T0, belief, newPrincipal } from "../support/fixtures.js";
-import { capturingLogger, requested, traceWriter } from "../support/pipeline.js";
-import { filterFor, recallTrace, useStore } from "./store-helpers.js";
+import { capturingLogger, pipelineDeps, requested, traceWriter } from "../support/pipeline.js";
+import { filterFor, recallQuery, recallTrace, useStore } from "./store-helpers.js";
 
 /** Wraps the real client and counts statements, so a test can prove a path made none. */
 function counting(db: SqlClient): SqlClient & { statements: string[] } {
@@ -100,6 +100,49 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
     expect(await store().snapshotCorrections(p, "other-session", watermark, now)).toEqual([]);
     expect(await store().snapshotCorrections({ ...p, principalId: `${p.principalId}-x` }, "sess", watermark, now)).toEqual([]);
     expect(await store().snapshotCorrections({ ...p, tenantId: `${p.tenantId}-x` }, "sess", watermark, now)).toEqual([]);
+  });
+
+  it("reads what a session's in-turn recalls showed as current, latest first, within the principal and the limit", async () => {
+    const p = newPrincipal();
+    const current = recallQuery({ text: "where does Andy park", asOf: null });
+    const [a, b, c, then] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const at = (iso: string) => new Date(iso);
+    await store().recordTrace(p, recallTrace({ sessionId: "sess", query: current, returned: [a, b], createdAt: at("2026-07-01T00:00:00Z") }));
+    await store().recordTrace(p, recallTrace({ sessionId: "sess", query: current, returned: [c, a], createdAt: at("2026-07-02T00:00:00Z") }));
+    // Not what the session was told holds now: a historical recall, and the snapshot (SessionSnapshots has it).
+    await store().recordTrace(p, recallTrace({ sessionId: "sess", returned: [then], createdAt: at("2026-07-03T00:00:00Z") }));
+    await store().recordTrace(p, recallTrace({ sessionId: "sess", moment: "snapshot", query: current, returned: [then] }));
+    // The same session id of another principal and of another tenant, and another session of ours.
+    await store().recordTrace({ ...p, principalId: `${p.principalId}-x` }, recallTrace({ sessionId: "sess", query: current, returned: [then] }));
+    await store().recordTrace({ ...p, tenantId: `${p.tenantId}-x` }, recallTrace({ sessionId: "sess", query: current, returned: [then] }));
+    await store().recordTrace(p, recallTrace({ sessionId: "sess-2", query: current, returned: [then] }));
+
+    // a and c were last shown together (ties in id order), b before them.
+    expect(await store().traces.sessionShown(p, "sess", 10)).toEqual([...[a, c].sort(), b]);
+    expect(await store().traces.sessionShown(p, "sess", 1)).toEqual([[a, c].sort()[0]]);
+    expect(await store().traces.sessionShown({ ...p, principalId: `${p.principalId}-y` }, "sess", 10)).toEqual([]);
+    expect(await store().traces.sessionShown(p, "no-such-session", 10)).toEqual([]);
+  });
+
+  it("an in-turn recall with a watermark corrects what the session's earlier in-turn recalls showed, read from their traces", async () => {
+    const p = newPrincipal();
+    // No in-process record of what sessions were shown: the pipeline reads the stored traces.
+    const deps = pipelineDeps(store(), traceWriter(store(), capturingLogger().logger));
+    const old = belief({ statement: "Andy's parking spot is P-17.", beliefType: "user_model_attr", predicateKey: "parking" });
+    await store().putBeliefs(p, [old]);
+    const inTurn = async (watermark: number | null) => {
+      const context = { moment: "in_turn" as const, sessionType: "interactive" as const, contextWindowTokens: 0, snapshotWatermark: watermark, sessionId: "conv", runId: "", turnId: "" };
+      const outcome = await run(deps, { principal: p, kind: "in_turn", query: requested({ text: "where does Andy park" }), context: { ...context, surface: { surfaceId: "test", sensitivityCeiling: SENSITIVITY.personal } } });
+      await (deps.traces as ReturnType<typeof traceWriter>).flush();
+      return outcome.result;
+    };
+    const first = await inTurn(null);
+    expect(first.items.map((i) => i.beliefId)).toEqual([old.beliefId]);
+    const successor = belief({ statement: "Andy's parking spot is P-42.", beliefType: "user_model_attr", predicateKey: "parking", validFrom: new Date("2026-07-24T00:00:00Z") });
+    await store().rejectBelief(p, { rejectionId: randomUUID(), beliefId: old.beliefId, kind: "changed", correction: successor, scope: "", reason: "" });
+    const later = await inTurn(first.snapshotWatermark);
+    expect(later.corrections).toEqual([{ beliefId: old.beliefId, supersededBy: successor.beliefId, noLongerHoldsAsOf: new Date("2026-07-24T00:00:00Z") }]);
+    expect(later.items.map((i) => i.beliefId)).toEqual([successor.beliefId]);
   });
 
   it("reports snapshot utilization and misses per session", async () => {

@@ -1,6 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import { failure, unary, type Clients } from "./grpc-client.js";
-import { beliefMsg, episodeMsg, newIdentity } from "./grpc-fixtures.js";
+import { beliefMsg, episodeMsg, newIdentity, ts } from "./grpc-fixtures.js";
 import { textOf, type McpSession } from "./mcp-client.js";
 
 /**
@@ -93,6 +94,46 @@ export function mcpToolContract(way: McpWayIn): void {
       expect(trace.moment).toBe("MOMENT_IN_TURN");
       expect(trace.session_id).toBe("conv-1");
       expect(Number(trace.delta_after)).toBe(watermark);
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it("memory_recall corrects what the session's earlier memory_recall showed: a superseded P-17 is named, not silently replaced", async () => {
+    try {
+      const me = newIdentity();
+      const other = { tenant: me.tenant, principal: `other-${me.principal}` };
+      const c = way.grpc();
+      const old = beliefMsg({ statement: "Andy's parking spot is P-17.", belief_type: "user_model_attr", predicate_key: "parking" });
+      await unary(c.write, "PutBeliefs", { beliefs: [old] }, me);
+      await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg({ statement: "Andy's parking spot is P-9.", belief_type: "user_model_attr", predicate_key: "parking" })] }, other);
+      const [mcp, theirs] = [await open(me), await open(other)];
+      const ask = { text: "where does Andy park", subjects: ["Andy"], session_id: "conv-parking" };
+      const first = await mcp.call("memory_recall", ask);
+      expect(textOf(first)).toContain("Andy's parking spot is P-17.");
+      const watermark = (first.structuredContent as { snapshot_watermark: number }).snapshot_watermark;
+      // The other principal's conversation of the same id is shown its own memory.
+      const theirFirst = await theirs.call("memory_recall", ask);
+      expect(textOf(theirFirst)).toContain("P-9");
+      const theirWatermark = (theirFirst.structuredContent as { snapshot_watermark: number }).snapshot_watermark;
+
+      const successor = beliefMsg({ statement: "Andy's parking spot is P-42.", belief_type: "user_model_attr", predicate_key: "parking", valid_from: ts("2026-07-24T00:00:00Z") });
+      await unary(c.write, "RejectBelief", { rejection_id: randomUUID(), belief_id: old.belief_id, kind: "REJECTION_KIND_CHANGED", correction: successor }, me);
+      const second = await mcp.call("memory_recall", { ...ask, snapshot_watermark: watermark });
+      expect(second.isError).toBeFalsy();
+      const short = (id: string) => `m:${id.replace(/-/g, "").slice(0, 8)}`;
+      expect(textOf(second).split("\n")[0]).toBe(
+        `correction: [${short(old.belief_id)}] no longer holds as of 2026-07-24T00:00:00Z; superseded by [${short(successor.belief_id)}].`,
+      );
+      expect(textOf(second)).toContain("Andy's parking spot is P-42.");
+      expect((second.structuredContent as { corrections: { belief_id: string }[] }).corrections.map((x) => x.belief_id)).toEqual([old.belief_id]);
+
+      // Keyed by tenant, principal and session: the same session id of another principal corrects nothing of ours.
+      const theirSecond = await theirs.call("memory_recall", { ...ask, snapshot_watermark: theirWatermark });
+      expect(theirSecond.isError).toBeFalsy();
+      expect(textOf(theirSecond)).not.toContain("correction:");
+      expect(JSON.stringify(theirSecond)).not.toContain(short(old.belief_id));
+      expect(JSON.stringify(theirSecond)).not.toContain("P-42");
     } finally {
       await closeAll();
     }

@@ -1,5 +1,6 @@
 import type { Principal, RecallTrace } from "../../domain/model.js";
 import type { SqlClient } from "../../store/sql-client.js";
+import { snapshotKeyPrefix } from "./snapshot.js";
 import { SESSION_SNAPSHOT_CHANNEL, type StoredSnapshot } from "../../store/traces/trace-rows.js";
 
 /**
@@ -69,7 +70,7 @@ export class SessionSnapshots {
    * no snapshot). `storeDeadline` bounds the read (store/store-deadline.ts).
    */
   async returned(p: Principal, sessionId: string, deadlineAt: number, storeDeadline?: number): Promise<readonly string[]> {
-    const key = keyOf(p, sessionId);
+    const key = sessionKeyOf(p, sessionId);
     const known = this.known.get(key);
     if (known && this.fresh(known)) return known.snapshot?.returned ?? [];
     const generation = this.generation;
@@ -85,7 +86,7 @@ export class SessionSnapshots {
   /** A snapshot recorded through this sidecar (its trace queued, perhaps not yet written). */
   recorded(p: Principal, trace: Pick<RecallTrace, "id" | "sessionId" | "createdAt" | "returned">): void {
     if (trace.sessionId === "") return;
-    const key = keyOf(p, trace.sessionId);
+    const key = sessionKeyOf(p, trace.sessionId);
     const snapshot: StoredSnapshot = { traceId: trace.id, createdAt: trace.createdAt, returned: trace.returned };
     const known = this.known.get(key);
     this.generation += 1;
@@ -97,13 +98,13 @@ export class SessionSnapshots {
   /** The session's traces were deleted through this sidecar. */
   forgetSession(p: Principal, sessionId: string): void {
     this.generation += 1;
-    this.known.delete(keyOf(p, sessionId));
+    this.known.delete(sessionKeyOf(p, sessionId));
   }
 
   /** The principal was erased: nothing of its sessions is kept. */
   forgetPrincipal(p: Principal): void {
     this.generation += 1;
-    const prefix = JSON.stringify([p.tenantId, p.principalId]).slice(0, -1) + ",";
+    const prefix = snapshotKeyPrefix(p);
     for (const key of [...this.known.keys()]) if (key.startsWith(prefix)) this.known.delete(key);
   }
 
@@ -116,18 +117,12 @@ export class SessionSnapshots {
   }
 
   private onNotify(payload: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(payload);
-    } catch {
-      return;
-    }
-    if (!Array.isArray(parsed) || parsed.slice(0, 3).some((x) => typeof x !== "string")) return;
-    const [tenantId, principalId, sessionId, traceId] = parsed as [string, string, string, unknown];
-    const key = keyOf({ tenantId, principalId }, sessionId);
+    const notice = parseSessionNotice(payload);
+    if (!notice) return;
+    const key = sessionKeyOf(notice.principal, notice.sessionId);
     this.generation += 1;
     // Our own snapshot's write coming back keeps what we know; anything else is read again when asked.
-    if (typeof traceId === "string" && this.known.get(key)?.snapshot?.traceId === traceId) return;
+    if (notice.traceId !== null && this.known.get(key)?.snapshot?.traceId === notice.traceId) return;
     this.known.delete(key);
   }
 
@@ -149,6 +144,20 @@ function isLater(a: StoredSnapshot, b: StoredSnapshot): boolean {
   return dt > 0 || (dt === 0 && a.traceId < b.traceId);
 }
 
-function keyOf(p: Principal, sessionId: string): string {
+/** A SESSION_SNAPSHOT_CHANNEL payload: a snapshot trace written (its id), or the session's traces deleted (null). */
+export function parseSessionNotice(payload: string): { principal: Principal; sessionId: string; traceId: string | null } | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(parsed) || parsed.slice(0, 3).some((x) => typeof x !== "string")) return null;
+  const [tenantId, principalId, sessionId, traceId] = parsed as [string, string, string, unknown];
+  return { principal: { tenantId, principalId }, sessionId, traceId: typeof traceId === "string" ? traceId : null };
+}
+
+/** A session's key in the in-process records: tenant, principal and session, never one without the others. */
+export function sessionKeyOf(p: Principal, sessionId: string): string {
   return JSON.stringify([p.tenantId, p.principalId, sessionId]);
 }

@@ -102,6 +102,25 @@ export class TraceStore {
     return r ? { traceId: r.trace_id, createdAt: r.created_at, returned: r.returned } : null;
   }
 
+  /**
+   * The beliefs the session's in-turn recalls and searches returned as current (not as of a past
+   * time), the most recently shown first, at most `limit`: what a restarted sidecar's in-turn
+   * recalls correct (recall/moments/session-shown.ts).
+   */
+  async sessionShown(p: Principal, sessionId: string, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ belief_id: string }>(
+      `SELECT shown.belief_id::text AS belief_id
+       FROM recall_traces t, unnest(t.returned) AS shown(belief_id)
+       WHERE t.tenant_id = $1 AND t.principal_id = $2 AND t.session_id = $3 AND t.moment = 'in_turn'
+         AND t.query->>'asOf' IS NULL AND t.query->>'knownAt' IS NULL
+       GROUP BY shown.belief_id
+       ORDER BY max(t.created_at) DESC, shown.belief_id
+       LIMIT $4`,
+      [p.tenantId, p.principalId, sessionId, limit],
+    );
+    return rows.map((r) => r.belief_id);
+  }
+
   /** The principal's trace, or null: another principal's trace is simply not found. */
   async get(p: Principal, traceId: string): Promise<RecallTrace | null> {
     const rows = await this.db.query(

@@ -5,14 +5,17 @@ Pure functions shared by the blocking and the asyncio client.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import grpc
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from recall_client._gen.memory.v1 import memory_service_pb2 as m
@@ -41,6 +44,35 @@ CEILINGS: dict[str, t.Sensitivity.ValueType] = {
     "confidential": t.SENSITIVITY_CONFIDENTIAL,
     "restricted": t.SENSITIVITY_RESTRICTED,
 }
+
+
+M = TypeVar("M", bound=Message)
+
+# The range of each protobuf integer type: protobuf raises a bare ValueError (or TypeError) outside it.
+_INT_RANGES: dict[int, tuple[int, int]] = {
+    **dict.fromkeys((FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SFIXED32), (-(2**31), 2**31 - 1)),
+    **dict.fromkeys((FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64), (-(2**63), 2**63 - 1)),
+    **dict.fromkeys((FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32), (0, 2**32 - 1)),
+    **dict.fromkeys((FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64), (0, 2**64 - 1)),
+}
+
+
+def build(cls: type[M], method: str, **fields: Any) -> M:
+    """``cls(**fields)``, with each integer field checked first, so a bad one is the client's one
+    exception type naming the field (``RecallError`` INVALID_ARGUMENT, 0 attempts), not protobuf's
+    ``ValueError: Value out of range``. Every request with an integer field is built here."""
+    for name, value in fields.items():
+        limits = _INT_RANGES.get(cls.DESCRIPTOR.fields_by_name[name].type)
+        if limits is None or value is None:
+            continue
+        try:
+            number = operator.index(value)
+        except TypeError:
+            raise RecallError(grpc.StatusCode.INVALID_ARGUMENT, method, f"{name}: must be an integer, not {type(value).__name__}", 0) from None
+        low, high = limits
+        if not low <= number <= high:
+            raise RecallError(grpc.StatusCode.INVALID_ARGUMENT, method, f"{name}: must be between {low} and {high}, not {number}", 0)
+    return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -105,7 +137,9 @@ def snapshot_request(
     query = t.RecallQuery(current_scope=scope)
     if goal is not None:
         query.text = goal
-    request = m.RecallRequest(
+    request = build(
+        m.RecallRequest,
+        "MemoryService.Recall",
         moment=t.MOMENT_SNAPSHOT,
         session_id=session_id,
         session_type=SESSION_TYPES[session_type],
@@ -128,7 +162,9 @@ def turn_request(
     query = t.RecallQuery(current_scope=session.scope, subjects=list(subjects))
     if text is not None:
         query.text = text
-    request = m.RecallRequest(
+    request = build(
+        m.RecallRequest,
+        "MemoryService.Recall",
         moment=t.MOMENT_IN_TURN,
         session_id=session.session_id,
         turn_id=turn_id,
@@ -155,7 +191,9 @@ def search_request(
     turn_id: str,
     surface: Surface | None,
 ) -> m.SearchRequest:
-    request = m.SearchRequest(
+    request = build(
+        m.SearchRequest,
+        "MemoryService.Search",
         text=text,
         subjects=list(subjects),
         type_hints=list(type_hints),
@@ -183,7 +221,9 @@ def episodes_request(
     turn_id: str,
     surface: Surface | None,
 ) -> m.RecallEpisodesRequest:
-    request = m.RecallEpisodesRequest(
+    request = build(
+        m.RecallEpisodesRequest,
+        "MemoryService.RecallEpisodes",
         session_id=session_id,
         start_time=to_timestamp(start_time),
         end_time=to_timestamp(end_time),

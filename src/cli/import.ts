@@ -4,11 +4,12 @@ import { parseArgs } from "node:util";
 import type { Config } from "../config/config.js";
 import type { Principal } from "../domain/model.js";
 import * as validate from "../server/wire/validate.js";
-import { checkRecords, type Checked } from "./import/checked-records.js";
+import { checkRecords } from "./import/checked-records.js";
 import { FORMATS, mapFile, type Format } from "./import/formats.js";
 import { sidecarWriter, storeWriter, type ImportWriter } from "./import/import-writer.js";
 import type { MappingOptions, Rejected } from "./import/peer-record.js";
-import { fingerprint, readPosition, writePosition } from "./import/position-file.js";
+import { fingerprint, readPosition } from "./import/position-file.js";
+import { writeBatches } from "./import/write-batches.js";
 import { Progress } from "./progress.js";
 import { identityHeaders, readToken, sidecarTransport } from "./sidecar-connection.js";
 import { PRINCIPAL_OPTIONS } from "./store-command.js";
@@ -51,84 +52,84 @@ const OPTIONS = {
 } as const;
 
 export async function runImport(config: Config, args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: OPTIONS });
-  const file = positionals[0];
-  if (!file || positionals.length > 1) throw new UsageError("give one FILE");
-  const remote = values.address !== undefined || values.socket !== undefined || values["token-file"] !== undefined;
-  const principal = values.tenant && values.principal ? { tenantId: values.tenant, principalId: values.principal } : undefined;
-  if (!principal && !(remote && values["token-file"])) throw new UsageError("--tenant and --principal (or RECALL_TENANT_ID and RECALL_PRINCIPAL_ID) are required");
-  const onError = values["on-error"];
-  if (onError !== "stop" && onError !== "skip") throw new UsageError("--on-error must be stop or skip");
-  const batchSize = positiveInt(values["batch-size"], "--batch-size");
-  if (batchSize > validate.MAX_BATCH) throw new UsageError(`--batch-size must be at most ${validate.MAX_BATCH}`);
-  const deadlineMs = positiveInt(values["deadline-ms"], "--deadline-ms");
-  const format = values.format;
-  if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}`);
-
-  const text = await readFile(file, "utf8");
-  const options = await mappingOptions(values, file);
+  const flags = importFlags(args);
+  const text = await readFile(flags.file, "utf8");
+  const options = await mappingOptions(flags.values, flags.file);
   const checking = new Progress({ label: "recall import: checking", unit: "records" });
-  const { format: found, mapped } = mapFile(text, options, format as Format | undefined);
+  const { format, mapped } = mapFile(text, options, flags.format);
   if (mapped.owners.size > 1 && options.user === undefined) {
     const some = [...mapped.owners].slice(0, 5).join(", ");
-    process.stderr.write(`recall import: ${file} holds the memory of ${mapped.owners.size} users or groups (${some}${mapped.owners.size > 5 ? ", …" : ""}); give --user ID to import one of them into this principal\n`);
+    process.stderr.write(`recall import: ${flags.file} holds the memory of ${mapped.owners.size} users or groups (${some}${mapped.owners.size > 5 ? ", …" : ""}); give --user ID to import one of them into this principal\n`);
     return 2;
   }
   const checked = checkRecords(mapped.records, mapped.rejected, options.now);
   checking.tick(mapped.records.length);
   checking.done();
-  const total = checked.episodes.length + checked.beliefs.length;
-  report(file, checked.rejected);
-  if (checked.rejected.length > 0 && onError === "stop") {
+  report(flags.file, checked.rejected);
+  if (checked.rejected.length > 0 && flags.onError === "stop") {
     process.stderr.write(`recall import: ${checked.rejected.length} bad records; nothing was written (--on-error skip writes the others)\n`);
     return 1;
   }
   for (const [reason, n] of mapped.leftOut) process.stderr.write(`recall import: left out ${n} ${reason}\n`);
 
-  const settings = { format: found, options: { ...options, now: undefined }, principal: principal ?? values["token-file"] };
-  const positionFile = values.resume;
-  const from = positionFile ? await readPosition(positionFile, fingerprint(text, settings)) : 0;
-  if (from > 0) process.stderr.write(`recall import: resuming after ${from} of ${total} records (${positionFile})\n`);
+  const total = checked.episodes.length + checked.beliefs.length;
+  const settings = { format, options: { ...options, now: undefined }, principal: flags.principal ?? flags.values["token-file"] };
+  const position = flags.values.resume === undefined ? undefined : { path: flags.values.resume, fingerprint: fingerprint(text, settings) };
+  const from = position ? await readPosition(position.path, position.fingerprint) : 0;
+  if (from > 0) process.stderr.write(`recall import: resuming after ${from} of ${total} records (${position!.path})\n`);
+  const writer = flags.remote ? remoteWriter(config, flags.values, flags.principal, flags.deadlineMs) : await storeWriter(config, flags.principal!);
+  const run = await untilStopped((stopRequested) => {
+    const progress = new Progress({ label: `recall import: writing ${format}`, unit: "records", total });
+    return writeBatches(writer, checked, { batchSize: flags.batchSize, from, position, onBatch: (n) => progress.tick(n), stopRequested }).finally(() => progress.done());
+  }).finally(() => writer.close());
 
-  const writer = remote ? await remoteWriter(config, values, principal, deadlineMs) : await storeWriter(config, principal!);
-  const interrupted = { now: false };
-  const onSignal = () => {
-    interrupted.now = true;
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  const progress = new Progress({ label: `recall import: writing ${found}`, unit: "records", total });
-  let done = from;
-  const counts = { appended: 0, written: 0 };
-  try {
-    for (const batch of batches(checked, batchSize, from)) {
-      if (interrupted.now) break;
-      if (batch.kind === "episodes") counts.appended += await writer.appendEpisodes(batch.items);
-      else counts.written += await writer.putBeliefs(batch.items);
-      done += batch.items.length;
-      progress.tick(batch.items.length);
-      if (positionFile) await writePosition(positionFile, { version: 1, fingerprint: fingerprint(text, settings), done, total });
-    }
-  } catch (error) {
-    progress.done();
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`recall import: ${message}\nrecall import: stopped after ${done} of ${total} records${positionFile ? `; run again with --resume ${positionFile} to continue` : "; run again with --resume FILE to keep the position next time (writes are idempotent by id)"}\n`);
+  const rerun = position ? `; run again with --resume ${position.path} to continue` : "";
+  if (run.failure !== undefined) {
+    const message = run.failure instanceof Error ? run.failure.message : String(run.failure);
+    process.stderr.write(`recall import: ${message}\nrecall import: stopped after ${run.done} of ${total} records${rerun || "; writes are idempotent by id, so running it again is safe (--resume POSFILE also keeps the position)"}\n`);
     return 1;
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await writer.close();
   }
-  progress.done();
-  if (interrupted.now && done < total) {
-    process.stderr.write(`recall import: interrupted after ${done} of ${total} records${positionFile ? `; run again with --resume ${positionFile} to continue` : ""}\n`);
+  if (run.done < total) {
+    process.stderr.write(`recall import: interrupted after ${run.done} of ${total} records${rerun}\n`);
     return 130;
   }
   const skipped = checked.rejected.length > 0 ? `; ${checked.rejected.length} bad records skipped` : "";
-  process.stdout.write(
-    `imported ${checked.beliefs.length} beliefs (${counts.written} new or changed) and ${checked.episodes.length} episodes (${counts.appended} new) from ${found}${from > 0 ? ` (the first ${from} records by an earlier run)` : ""}${skipped}\n`,
-  );
+  const earlier = from > 0 ? ` (the first ${from} records by an earlier run)` : "";
+  process.stdout.write(`imported ${checked.beliefs.length} beliefs (${run.written} new or changed) and ${checked.episodes.length} episodes (${run.appended} new) from ${format}${earlier}${skipped}\n`);
   return 0;
+}
+
+/** The command line, checked: every usage error before the file is read. */
+function importFlags(args: string[]) {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: OPTIONS });
+  const file = positionals[0];
+  if (!file || positionals.length > 1) throw new UsageError("give one FILE");
+  const remote = values.address !== undefined || values.socket !== undefined || values["token-file"] !== undefined;
+  const principal: Principal | undefined = values.tenant && values.principal ? { tenantId: values.tenant, principalId: values.principal } : undefined;
+  if (!principal && !(remote && values["token-file"])) throw new UsageError("--tenant and --principal (or RECALL_TENANT_ID and RECALL_PRINCIPAL_ID) are required");
+  const onError = values["on-error"];
+  if (onError !== "stop" && onError !== "skip") throw new UsageError("--on-error must be stop or skip");
+  const batchSize = positiveInt(values["batch-size"], "--batch-size");
+  if (batchSize > validate.MAX_BATCH) throw new UsageError(`--batch-size must be at most ${validate.MAX_BATCH}`);
+  const format = values.format;
+  if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}`);
+  return { values, file, remote, principal, onError, batchSize, deadlineMs: positiveInt(values["deadline-ms"], "--deadline-ms"), format: format as Format | undefined };
+}
+
+/** Runs `work`, turning SIGINT and SIGTERM into a stop request it honours between batches (a second signal stops at once). */
+async function untilStopped<T>(work: (stopRequested: () => boolean) => Promise<T>): Promise<T> {
+  let requested = false;
+  const onSignal = () => {
+    requested = true;
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    return await work(() => requested);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
 }
 
 function positiveInt(value: string, flag: string): number {
@@ -162,21 +163,12 @@ function report(file: string, rejected: readonly Rejected[]): void {
   if (rejected.length > MAX_REPORTED) process.stderr.write(`recall import: … and ${rejected.length - MAX_REPORTED} more bad records\n`);
 }
 
-type Batch = { kind: "episodes"; items: Checked["episodes"] } | { kind: "beliefs"; items: Checked["beliefs"] };
-
-/** Episodes first (beliefs that cite them find their sources), then beliefs; from record `from` on. A batch holds one kind. */
-function* batches(checked: Checked, size: number, from: number): Generator<Batch> {
-  const episodesFrom = Math.min(from, checked.episodes.length);
-  for (let i = episodesFrom; i < checked.episodes.length; i += size) yield { kind: "episodes", items: checked.episodes.slice(i, i + size) };
-  for (let i = Math.max(0, from - checked.episodes.length); i < checked.beliefs.length; i += size) yield { kind: "beliefs", items: checked.beliefs.slice(i, i + size) };
-}
-
-async function remoteWriter(
+function remoteWriter(
   config: Config,
   values: { address?: string | undefined; socket?: string | undefined; "token-file"?: string | undefined },
   principal: Principal | undefined,
   deadlineMs: number,
-): Promise<ImportWriter> {
+): ImportWriter {
   const { transport, close } = sidecarTransport(config, values);
   const tokenFile = values["token-file"];
   // A token is read again before each batch, so a token file renewed in place during a long import keeps working.

@@ -98,7 +98,7 @@ describe.each(["pglite", "postgres"] as const)("recall import into a running sid
 
   it("Graphiti entity edges: an invalidated edge is superseded by the one that replaced it, and still held in the past", async () => {
     const me = newIdentity("graphiti");
-    const [alice, acme, globex, old, next, episode] = ["a1", "a2", "a3", "e1", "e2", "c1"].map((x) => `${x}000000-0000-4000-8000-000000000001`);
+    const [alice, acme, globex, old, next, episode] = ["a1", "a2", "a3", "e1", "e2", "c1"].map((x) => `${x}000000-0000-4000-8000-000000000001`) as [string, string, string, string, string, string];
     const node = (uuid: string, name: string) => ({ uuid, name, group_id: "g", labels: ["Entity"], created_at: "2026-01-01T00:00:00Z", summary: "", name_embedding: null, attributes: {} });
     const edge = (over: Json) => ({ uuid: old, group_id: "g", source_node_uuid: alice, target_node_uuid: acme, created_at: "2026-01-05T00:00:00Z", name: "WORKS_AT", fact: "Alice works at Acme.", fact_embedding: null, episodes: [episode], expired_at: null, valid_at: "2026-01-01T00:00:00Z", invalid_at: null, attributes: {}, ...over });
     const path = await file(

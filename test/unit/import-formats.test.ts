@@ -187,3 +187,11 @@ describe("recall's own format and the checks on every record", () => {
     expect(elementLines('[\n1,\n"two"\n]')).toEqual(new Map([["", [2, 3]]]));
   });
 });
+
+describe("a file that is not JSON", () => {
+  it("is one bad record at the line where the document breaks", () => {
+    const { mapped } = mapFile('{\n  "results": [\n    {"id": "a", "memory": "x"},\n    {"id": "b" "memory": "y"}\n  ]\n}', OPTIONS);
+    expect(mapped.records).toEqual([]);
+    expect(mapped.rejected).toEqual([{ line: 4, message: expect.stringMatching(/^not JSON: /) }]);
+  });
+});

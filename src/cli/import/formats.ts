@@ -19,17 +19,34 @@ export type Format = (typeof FORMATS)[number];
 
 export function mapFile(text: string, options: MappingOptions, format?: Format): { format: Format; mapped: Mapped } {
   const whole = parseWhole(text);
-  if (whole !== undefined && !isJsonLinesRecord(whole)) return mapDocument(text, whole, options, format);
+  if (whole.value !== undefined && !isJsonLinesRecord(whole.value)) return mapDocument(text, whole.value, options, format);
+  const firstLine = text.split(/\r?\n/).find((l) => l.trim() !== "");
+  if (whole.error && firstLine !== undefined && !parsesAsJson(firstLine)) {
+    // Neither one document nor JSON Lines: a broken document, reported where it breaks.
+    const mapped = emptyMapped();
+    mapped.rejected.push({ line: lineOfError(text, whole.error), message: `not JSON: ${whole.error.message}` });
+    return { format: format ?? "recall", mapped };
+  }
   return mapJsonLines(text, options, format);
 }
 
-/** The file as one JSON document, or undefined when it is JSON Lines (or not JSON at all). */
-function parseWhole(text: string): JsonValue | undefined {
+/** The file as one JSON document, or the parser's error (JSON Lines, or not JSON at all). */
+function parseWhole(text: string): { value?: JsonValue; error?: Error } {
   try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    return undefined;
+    return { value: JSON.parse(text) as JsonValue };
+  } catch (error) {
+    return { error: error as Error };
   }
+}
+
+function parsesAsJson(line: string): boolean {
+  return parseWhole(line).value !== undefined;
+}
+
+/** The line of a JSON.parse error's "position N" (1 when it names none). */
+function lineOfError(text: string, error: Error): number {
+  const at = /position (\d+)/.exec(error.message);
+  return at ? text.slice(0, Number(at[1])).split("\n").length : 1;
 }
 
 /** A one-line JSON Lines file parses as a whole too: one record, not a document. */

@@ -113,7 +113,7 @@ batches, each one transaction. Progress goes to stderr.
   --on-error stop|skip  stop: a bad record writes nothing (default); skip: write the others
   --resume POSFILE      keep the position in POSFILE; a rerun after an interruption continues there
   --batch-size N        records per write (default 500, at most 1000)
-  --user ID             only this mem0 user_id / Graphiti group_id (required when FILE holds several)
+  --user ID             only this mem0 user_id or Graphiti group_id (needed when FILE holds several)
   --scope PROJECT       origin scope of beliefs, project of episodes (default "imported")
   --subject S, --belief-type T, --authority user|affirmed|inferred, --confidence C
                         override the mapping's defaults for every belief

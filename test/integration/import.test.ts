@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, failure, grpc, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
 import { CLI, startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
+import { freshPostgresDatabase } from "../support/stores.js";
 
 /**
  * `recall import --address/--socket` into a running `recall serve`, on both
@@ -20,9 +21,9 @@ interface Ran {
   stderr: string;
 }
 
-function recall(args: readonly string[]): Promise<Ran> {
+function recall(args: readonly string[], env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", RECALL_LOG_LEVEL: "warn" }, timeout: 120_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", RECALL_LOG_LEVEL: "warn", ...env }, timeout: 120_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
     );
   });
@@ -217,5 +218,26 @@ describe.each(["pglite", "postgres"] as const)("recall import into a running sid
     const refused = await recall(["import", other, "--resume", position, ...into(me)]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("belongs to another import");
+  }, 180_000);
+});
+
+describe("recall import straight into a store (no sidecar running)", () => {
+  it("writes a Graphiti dump into PGlite and PostgreSQL, and a second run writes nothing new", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "recall-import-direct-"));
+    const database = await freshPostgresDatabase();
+    try {
+      const edge = { uuid: "e9000000-0000-4000-8000-000000000001", group_id: "g", source_node_uuid: "n1", target_node_uuid: "n2", created_at: "2026-01-05T00:00:00Z", name: "LIKES", fact: "Bo likes jazz.", episodes: [], expired_at: null, valid_at: null, invalid_at: null };
+      const path = join(dir, "edges.jsonl");
+      await writeFile(path, lines([edge]));
+      const stores: Record<string, string>[] = [{ RECALL_DATA_DIR: join(dir, "data") }, { RECALL_DATABASE_URL: database.url }];
+      for (const env of stores) {
+        const args = ["import", path, "--subject", "Bo", "--tenant", "t", "--principal", "p"];
+        expect((await recall(args, env)).stdout).toBe("imported 1 beliefs (1 new or changed) and 0 episodes (0 new) from graphiti\n");
+        expect((await recall(args, env)).stdout).toBe("imported 1 beliefs (0 new or changed) and 0 episodes (0 new) from graphiti\n");
+      }
+    } finally {
+      await database.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 180_000);
 });

@@ -2,6 +2,7 @@ import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, failure, grpc, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { beliefMsg, newIdentity, ts } from "../support/grpc-fixtures.js";
@@ -240,4 +241,33 @@ describe("recall import straight into a store (no sidecar running)", () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 180_000);
+});
+
+describe("recall import --token-file into a jwt-mode sidecar", () => {
+  const SECRET = "an-hmac-secret-of-at-least-32-characters!";
+  const token = (sub: string) =>
+    new SignJWT({ tenant_id: "acme", sub }).setProtectedHeader({ alg: "HS256" }).setIssuer("https://issuer.example").setAudience("recall").setExpirationTime("5m").sign(new TextEncoder().encode(SECRET));
+
+  it("writes as the token's principal, and only that principal sees the records", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "recall-import-jwt-"));
+    const sidecar = await startSidecarProcess("pglite", { RECALL_IDENTITY: "jwt", RECALL_JWT_SECRET: SECRET, RECALL_JWT_ISSUER: "https://issuer.example", RECALL_JWT_AUDIENCE: "recall" });
+    const c = connect(sidecar.address);
+    try {
+      const andy = await token("andy");
+      const tokenFile = join(dir, "token");
+      await writeFile(tokenFile, `${andy}\n`);
+      const path = join(dir, "chat.jsonl");
+      await writeFile(path, lines([{ role: "user", content: "My locker is number 41.", time: "2026-02-01T10:00:00Z" }]));
+      const ran = await recall(["import", path, "--address", sidecar.address, "--token-file", tokenFile, "--session", "gym"]);
+      expect(ran.stdout).toBe("imported 0 beliefs (0 new or changed) and 1 episodes (1 new) from transcript\n");
+      const mine = await unary(c.memory, "RecallEpisodes", { session_id: "gym" }, { token: andy });
+      expect(mine.episodes.map((e: Json) => e.content)).toEqual(["My locker is number 41."]);
+      const theirs = await unary(c.memory, "RecallEpisodes", { session_id: "gym" }, { token: await token("bob") });
+      expect(theirs.episodes).toEqual([]);
+    } finally {
+      c.close();
+      expect(await sidecar.stop()).toBe(0);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -99,12 +99,31 @@ trusted-headers mode the address carries a token made for that start.
   },
   {
     name: "import",
-    summary: "load beliefs and episodes from a JSON-lines file",
-    help: `usage: recall import FILE.jsonl --tenant T --principal P
-Load beliefs and episodes, one JSON object per line: {"belief": {...}} or {"episode": {...}} in
-protobuf JSON. The whole file is validated first; every bad line is reported (up to 20) and then
-nothing is written. Progress goes to stderr.
-${PRINCIPAL_HELP}`,
+    summary: "load memories (recall, mem0, Graphiti/Zep, transcripts) into a store or a running sidecar",
+    help: `usage: recall import FILE [--address HOST:PORT | --socket PATH] [options] --tenant T --principal P
+Load beliefs and episodes from FILE: recall's JSON Lines ({"belief": {...}} or {"episode": {...}} a
+line, protobuf JSON), mem0's get_all() output, Graphiti/Zep entity edges, or a chat transcript (JSON
+Lines of role/content/time, or OpenAI messages); docs/importing.md maps each field. Every record is
+checked before anything is written; bad ones are reported by line (up to 20). Then it is written in
+batches, each one transaction. Progress goes to stderr.
+  --address HOST:PORT   write into a running sidecar over gRPC (https:// for TLS)
+  --socket PATH         ... through its Unix socket (RECALL_SOCKET_PATH)
+  --token-file FILE     a sidecar in jwt mode: send the token in FILE (it names the principal)
+  --format F            recall, mem0, graphiti or transcript (default: told from the file's shape)
+  --on-error stop|skip  stop: a bad record writes nothing (default); skip: write the others
+  --resume POSFILE      keep the position in POSFILE; a rerun after an interruption continues there
+  --batch-size N        records per write (default 500, at most 1000)
+  --user ID             only this mem0 user_id or Graphiti group_id (needed when FILE holds several)
+  --scope PROJECT       origin scope of beliefs, project of episodes (default "imported")
+  --subject S, --belief-type T, --authority user|affirmed|inferred, --confidence C
+                        override the mapping's defaults for every belief
+  --session ID          session of transcript messages without one (default: FILE's name)
+  --at TIME             time of messages without one (default: FILE's modification time)
+  --deadline-ms N       each batch's deadline over gRPC, retries included (default 60000)
+  --tenant T, --principal P   the principal (default: RECALL_TENANT_ID, RECALL_PRINCIPAL_ID)
+
+Without --address or --socket it opens the configured store directly (RECALL_DATABASE_URL, or PGlite
+in RECALL_DATA_DIR); a PGlite directory a running sidecar holds makes it exit 2: use --address.`,
     run: async (args, config) => (await import("./import.js")).runImport(config, args),
   },
   {

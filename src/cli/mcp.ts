@@ -1,9 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import * as net from "node:net";
 import { parseArgs } from "node:util";
 import { createClient, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Config } from "../config/config.js";
@@ -17,6 +14,7 @@ import { registerMemoryTools } from "../mcp/tools.js";
 import { DEFAULT_RETRY } from "../sdk/retry.js";
 import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
 import { DEMO_PRINCIPAL, DEMO_TENANT, demoBeliefs, demoEpisodes } from "./demo-memories.js";
+import { defaultAddress, grpcTransport, identityHeaders, readToken, withScheme } from "./sidecar-connection.js";
 import { PRINCIPAL_OPTIONS } from "./store-command.js";
 import { UsageError } from "./usage-error.js";
 
@@ -82,38 +80,6 @@ export async function runMcp(config: Config, args: string[]): Promise<number> {
   close();
   await sidecar?.stop();
   return 0;
-}
-
-/** The identity a call carries: the headers as given and, with a token, the bearer token (which the sidecar verifies). */
-function identityHeaders(tenantId: string | undefined, principalId: string | undefined, token: string | undefined): Record<string, string> {
-  return {
-    ...(tenantId ? { "x-tenant-id": tenantId } : {}),
-    ...(principalId ? { "x-principal-id": principalId } : {}),
-    ...(token ? { authorization: `Bearer ${token}` } : {}),
-  };
-}
-
-async function readToken(path: string): Promise<string> {
-  const token = (await readFile(path, "utf8")).trim();
-  if (token === "") throw new UsageError(`--token-file ${path} is empty`);
-  return token;
-}
-
-/** HOST:PORT is plaintext HTTP/2; an https:// address is TLS (a jwt-mode sidecar beyond loopback). */
-function withScheme(address: string): string {
-  return /^https?:\/\//.test(address) ? address : `http://${address}`;
-}
-
-/** RECALL_HOST:RECALL_PORT, a wildcard host reached through loopback. */
-function defaultAddress(config: Config): string {
-  const host = ["0.0.0.0", "::", ""].includes(config.listen.host) ? "127.0.0.1" : config.listen.host;
-  return `${host.includes(":") ? `[${host}]` : host}:${config.listen.port}`;
-}
-
-/** gRPC over HTTP/2 cleartext, to a TCP address or through a Unix socket. */
-function grpcTransport(baseUrl: string, socketPath?: string): { transport: Transport; close: () => void } {
-  const sessions = new Http2SessionManager(baseUrl, undefined, socketPath ? { createConnection: () => net.connect(socketPath) } : undefined);
-  return { transport: createGrpcTransport({ baseUrl, sessionManager: sessions }), close: () => sessions.abort() };
 }
 
 /** A sidecar in this process on an empty in-memory store, on a free loopback port; its logs (stderr) only from warn up. */

@@ -89,7 +89,7 @@ describe("recall CLI usage", () => {
       [["eval", "locomo", "x.json", "--semantic", "--semantic-weight", "0"], /^recall eval: --semantic-weight must be a positive number; usage:/],
       [["trace"], /^recall trace: give one TRACE_ID or --view TURN_ID; usage:/],
       [["trace", "not-a-uuid"], /^recall trace: trace_id: must be a UUID/],
-      [["import"], /^usage: recall import/],
+      [["import"], /^recall import: give one FILE; usage: recall import/],
     ];
     for (const [args, line] of cases) {
       const ran = await recall(args, env);

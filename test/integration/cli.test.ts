@@ -61,7 +61,7 @@ describe("recall CLI", () => {
     await writeFile(good, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
     const args = [CLI, "import", good, "--tenant", "t1", "--principal", "p1"];
     const { stdout } = await run(process.execPath, args, { env: env({ RECALL_DATA_DIR: join(dir, "import-data") }), timeout: 60_000 });
-    expect(stdout).toContain("imported 1 beliefs (of 1) and 1 episodes (of 1)");
+    expect(stdout).toContain("imported 1 beliefs (1 new or changed) and 1 episodes (1 new) from recall");
 
     const bad = join(dir, "bad.jsonl");
     await writeFile(
@@ -76,7 +76,7 @@ describe("recall CLI", () => {
     // Every bad line is reported, not only the first.
     expect((err as { stderr: string }).stderr).toMatch(/bad\.jsonl:3: .*JSON/);
     expect((err as { stderr: string }).stderr).toContain('bad.jsonl:4: line: must hold a "belief" or an "episode" object');
-    expect((err as { stderr: string }).stderr).toContain("3 bad lines; nothing was written");
+    expect((err as { stderr: string }).stderr).toContain("3 bad records; nothing was written");
   });
 
   it("eval benchmark exits 1 with the per-field diff when the baseline differs; --record refuses a triple regression without a reason", async () => {

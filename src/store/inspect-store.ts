@@ -214,6 +214,20 @@ export class InspectStore {
     };
   }
 
+  /**
+   * Of `ids`, the principal's beliefs at or below the ceiling (the ids
+   * missing from the answer are above it, or no longer stored).
+   */
+  async beliefsAtOrBelow(p: Principal, ids: readonly string[], ceiling: SensitivityLevel): Promise<StoredBelief[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query(
+      `SELECT ${BELIEF_COLUMNS} FROM beliefs b
+       WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = ANY($3::uuid[]) AND b.sensitivity <= $4`,
+      [p.tenantId, p.principalId, ids, ceiling],
+    );
+    return rows.map(beliefFromRow);
+  }
+
   /** Sessions with traces, most recently active first. */
   async sessions(p: Principal, after: Cursor | null, limit: number): Promise<{ sessions: SessionSummary[]; next: Cursor | null }> {
     const params = new SqlParams();

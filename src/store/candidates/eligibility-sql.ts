@@ -71,6 +71,18 @@ export function notSucceededSql(old: string, asOf: string, knownAt: string): str
       WHERE n.supersedes <> '{}' AND named.old_id = ${old}.belief_id AND ${inForceSql("n", old, asOf, knownAt)})`;
 }
 
+/**
+ * A belief's lifecycle as recall judges it at (asOf, knownAt): a row still
+ * marked active or provisional that a successor in force replaces reads as
+ * superseded, by the same rule (notSucceededSql) the hard filter excludes it
+ * with. Formation may leave the old row active when it writes a successor;
+ * a page that showed the stored status would call that belief current.
+ */
+export function statusInForceSql(old: string, asOf: string, knownAt: string): string {
+  return `CASE WHEN ${old}.status IN ('active', 'provisional') AND NOT ${notSucceededSql(old, asOf, knownAt)}
+    THEN 'superseded' ELSE ${old}.status END`;
+}
+
 /** Everything of succession but how `n` names `old`. */
 function inForceSql(n: string, old: string, asOf: string, knownAt: string): string {
   return `${n}.tenant_id = ${old}.tenant_id AND ${n}.principal_id = ${old}.principal_id

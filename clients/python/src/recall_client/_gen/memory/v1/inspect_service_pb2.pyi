@@ -147,7 +147,7 @@ class GetPrincipalSummaryResponse(_message.Message):
     """The sensitivity ceiling the counts were taken under."""
     @_builtins.property
     def beliefs_by_status(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
-        """Beliefs at or below the viewing ceiling, by status name ("active", ...)."""
+        """Beliefs at or below the viewing ceiling, by their status now (InspectedBelief.status_now) name ("active", ...)."""
 
     def __init__(
         self,
@@ -195,7 +195,9 @@ class ListBeliefsRequest(_message.Message):
 
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_types_pb2.BeliefStatus.ValueType]:
-        """Filters, each an OR of its values; empty means any."""
+        """Filters, each an OR of its values; empty means any. Statuses match
+        InspectedBelief.status_now.
+        """
 
     @_builtins.property
     def belief_types(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
@@ -286,6 +288,7 @@ class InspectedBelief(_message.Message):
     STORE_POSITION_FIELD_NUMBER: _builtins.int
     PERSONA_FIELD_NUMBER: _builtins.int
     WITHHELD_BY_SAFETY_FIELD_NUMBER: _builtins.int
+    STATUS_NOW_FIELD_NUMBER: _builtins.int
     confidence_band: _types_pb2.ConfidenceBand.ValueType
     """The band the renderer shows for its confidence."""
     utility: _builtins.float
@@ -299,6 +302,12 @@ class InspectedBelief(_message.Message):
     """Why the safety pass withholds it from the agent ("injection", "secret",
     "private"); empty when it would be shown. A withheld statement never
     leaves the server: belief.statement is then empty, as in a recall.
+    """
+    status_now: _types_pb2.BeliefStatus.ValueType
+    """Its lifecycle now as recall judges it: SUPERSEDED once a successor in
+    force names it in its supersedes, even while belief.status (the stored
+    row) still says ACTIVE or PROVISIONAL. ListBeliefs' statuses filter and
+    the summary's counts use it.
     """
     @_builtins.property
     def belief(self) -> _types_pb2.Belief: ...
@@ -320,10 +329,11 @@ class InspectedBelief(_message.Message):
         store_position: _builtins.int = ...,
         persona: _builtins.bool = ...,
         withheld_by_safety: _builtins.str = ...,
+        status_now: _types_pb2.BeliefStatus.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "last_used_at", b"last_used_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "confidence_band", b"confidence_band", "last_used_at", b"last_used_at", "persona", b"persona", "rejections", b"rejections", "store_position", b"store_position", "superseded_by", b"superseded_by", "utility", b"utility", "withheld_by_safety", b"withheld_by_safety"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "confidence_band", b"confidence_band", "last_used_at", b"last_used_at", "persona", b"persona", "rejections", b"rejections", "status_now", b"status_now", "store_position", b"store_position", "superseded_by", b"superseded_by", "utility", b"utility", "withheld_by_safety", b"withheld_by_safety"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -503,9 +513,14 @@ class InspectedSession(_message.Message):
     LAST_AT_FIELD_NUMBER: _builtins.int
     TURNS_FIELD_NUMBER: _builtins.int
     TRACES_FIELD_NUMBER: _builtins.int
+    CURRENT_SCOPE_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     turns: _builtins.int
     traces: _builtins.int
+    current_scope: _builtins.str
+    """The project (RecallQuery.current_scope) of the session's latest recall:
+    the scope a recall "as in this session" runs with.
+    """
     @_builtins.property
     def first_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -518,10 +533,11 @@ class InspectedSession(_message.Message):
         last_at: _timestamp_pb2.Timestamp | None = ...,
         turns: _builtins.int = ...,
         traces: _builtins.int = ...,
+        current_scope: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["first_at", b"first_at", "last_at", b"last_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_at", b"first_at", "last_at", b"last_at", "session_id", b"session_id", "traces", b"traces", "turns", b"turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["current_scope", b"current_scope", "first_at", b"first_at", "last_at", b"last_at", "session_id", b"session_id", "traces", b"traces", "turns", b"turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -181,12 +181,14 @@ function BeliefDetail(props: { id: string; ceiling: Ceiling; go: Navigate; onClo
   const [detail, setDetail] = useState<GetBeliefResponse | null>(null);
   const [error, setError] = useState("");
   const box = useRef<HTMLElement>(null);
-  // In one column, bring the opened belief into view and move the focus to it.
+  // In one column, bring the opened belief into view and move the focus to it; again once it has
+  // loaded, as its content grows (the list below it would otherwise anchor the scroll position).
+  const loaded = detail !== null;
   useEffect(() => {
     if (!box.current || !window.matchMedia(ONE_COLUMN).matches) return;
     scrollBelowHeader(box.current);
     box.current.focus({ preventScroll: true });
-  }, [props.id]);
+  }, [props.id, loaded]);
   // Closing returns to the card it was opened from.
   const close = () => {
     const id = props.id;

@@ -307,14 +307,21 @@ export class InspectStore {
   }
 }
 
-/** Each belief's status now, by recall's one rule of succession (store/candidates/eligibility-sql.ts). */
-const STATUS_NOW = statusInForceSql("b", "now()", "now()");
+/**
+ * Each belief's status now, by recall's one rule of succession
+ * (store/candidates/eligibility-sql.ts). Every statement that uses it has
+ * the tenant in $1 and the principal in $2.
+ */
+const STATUS_NOW = statusInForceSql("b", "$1", "$2", "now()", "now()");
 
 /** The isolation predicates, the ceiling and the request's filters over `beliefs b`. */
 function filterSql(p: Principal, f: BeliefFilter, params: SqlParams): string {
+  const [tenant, principal] = [params.add(p.tenantId), params.add(p.principalId)];
+  // STATUS_NOW reads them there.
+  if (tenant !== "$1" || principal !== "$2") throw new Error("filterSql must start the statement's parameters");
   const clauses = [
-    `b.tenant_id = ${params.add(p.tenantId)}`,
-    `b.principal_id = ${params.add(p.principalId)}`,
+    `b.tenant_id = ${tenant}`,
+    `b.principal_id = ${principal}`,
     `b.sensitivity <= ${params.add(f.ceiling)}`,
   ];
   if (f.statuses.length > 0) clauses.push(`${STATUS_NOW} = ANY(${params.add(f.statuses)}::text[])`);

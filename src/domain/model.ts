@@ -192,11 +192,39 @@ export interface RecallTrace {
   /** The band each returned id was rendered with, in `returned` order. */
   returnedBands: ConfidenceBand[];
   /**
+   * Why each candidate considered and not rendered was left out, one exact
+   * reason each, recorded in the render pass (operator tier: nulled with the
+   * ranked list). Absent or null: a trace written before reasons were kept,
+   * or past the operator window.
+   */
+  notShown?: NotShown[] | null;
+  /**
    * A cached snapshot's trace: the trace of the render it reuses. The store
    * keeps the ranked list and dropped ids once, with that render, and reads
    * them through this reference.
    */
   reusesTraceId?: string | null;
+}
+
+/**
+ * Why a considered candidate was not rendered: below the relevance floor
+ * (absolute, or its relative part), left out by the token budget, the item
+ * cap, the per-subject cap or a session-open snapshot's share for its kind,
+ * or collapsed away (an older revision of a fact shown, a restatement).
+ */
+export type NotShownReason =
+  | "floor"
+  | "relative_floor"
+  | "budget"
+  | "item_cap"
+  | "subject_cap"
+  | "snapshot_share"
+  | "superseded"
+  | "restatement";
+
+export interface NotShown {
+  beliefId: string;
+  reason: NotShownReason;
 }
 
 /** One rendered belief of the user view (the spec's TracedBelief). */

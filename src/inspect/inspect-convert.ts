@@ -84,6 +84,7 @@ function inspectedBeliefToProto(i: inspect.InspectedBelief): InspectedBelief {
     rejections: i.rejections,
     storePosition: BigInt(i.belief.storePosition),
     persona: i.persona,
+    statusNow: STATUS_PB.get(i.statusNow),
   });
 }
 
@@ -105,6 +106,7 @@ export function sessionToProto(s: inspect.SessionSummary): InspectedSession {
     lastAt: toTimestamp(s.lastAt),
     turns: s.turns,
     traces: s.traces,
+    currentScope: s.currentScope,
   });
 }
 

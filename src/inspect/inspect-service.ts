@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { SensitivityName } from "../config/config.js";
 import { NotFoundError } from "../domain/errors.js";
+import type { Principal, RecallTrace } from "../domain/model.js";
 import {
   GetBeliefResponseSchema,
   GetPrincipalSummaryResponseSchema,
@@ -18,6 +19,7 @@ import type { MemoryStore } from "../store/memory-store.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
 import { uuid } from "../server/wire/validate.js";
 import { renderedBlock } from "./rendered-block.js";
+import { explainedTrace } from "./explained-trace.js";
 import { decodeCursor, encodeCursor, queryKey } from "./cursor-token.js";
 import { inspectedBeliefsToProto, rejectionToProto, sessionToProto, turnToProto } from "./inspect-convert.js";
 import * as validate from "./inspect-request.js";
@@ -40,6 +42,12 @@ export interface InspectServiceDeps {
  */
 export function inspectService(deps: InspectServiceDeps): ServiceImpl<typeof InspectService> {
   const storeOf = (ctx: HandlerContext) => deps.store.at(storeDeadlineOf(ctx));
+  // A trace still queued for writing is read from the queue; missing and not-yours are the same answer, as in GetTrace.
+  const traceOf = async (store: MemoryStore, principal: Principal, traceId: string): Promise<RecallTrace> => {
+    const trace = deps.traces?.pending?.(principal, traceId) ?? (await store.getTrace(principal, traceId));
+    if (!trace) throw new NotFoundError("trace not found");
+    return trace;
+  };
   return {
     async getPrincipalSummary(req, ctx) {
       const principal = principalOf(ctx);
@@ -111,12 +119,17 @@ export function inspectService(deps: InspectServiceDeps): ServiceImpl<typeof Ins
 
     async getRenderedBlock(req, ctx) {
       const principal = principalOf(ctx);
-      const traceId = uuid(req.traceId, "trace_id");
       const store = storeOf(ctx);
-      const trace = deps.traces?.pending?.(principal, traceId) ?? (await store.getTrace(principal, traceId));
-      // Missing and not-yours are the same answer, as in GetTrace.
-      if (!trace) throw new NotFoundError("trace not found");
+      const trace = await traceOf(store, principal, uuid(req.traceId, "trace_id"));
       return create(GetRenderedBlockResponseSchema, await renderedBlock(store, principal, trace));
+    },
+
+    async explainTrace(req, ctx) {
+      const principal = principalOf(ctx);
+      const traceId = uuid(req.traceId, "trace_id");
+      const ceiling = validate.viewingCeiling(req, deps.defaultSensitivityCeiling);
+      const store = storeOf(ctx);
+      return explainedTrace(store.inspect, principal, await traceOf(store, principal, traceId), ceiling);
     },
   };
 }

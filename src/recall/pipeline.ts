@@ -5,6 +5,7 @@ import type {
   RecallQuery,
   EpisodeSearchAdvice,
   Moment,
+  NotShown,
   Principal,
   RecallContext,
   RecallResult,
@@ -236,6 +237,8 @@ interface Decided {
   /** Every ranked line after collapse, admitted or not. */
   candidates: LineCandidate[];
   assembled: Assembled<LineCandidate>;
+  /** Every candidate considered and not rendered, with its one reason: collapse's, then assembly's. */
+  notShown: NotShown[];
   correctionsText: string;
   block: { text: string; tokens: number };
   rendered: string;
@@ -319,7 +322,9 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
       reference: query.asOf ?? now,
     });
   }
-  return { fusedCount: fused.length, candidates, assembled, correctionsText, block, rendered, items, episodeAdvice };
+  const notShown: NotShown[] = [...collapsed.removed].map(([beliefId, reason]) => ({ beliefId, reason }));
+  notShown.push(...assembled.notShown);
+  return { fusedCount: fused.length, candidates, assembled, notShown, correctionsText, block, rendered, items, episodeAdvice };
 }
 
 /** Step 9: the result and its trace, recorded in the same pass and bound to the exact bytes; then the session's snapshot and the cache. */
@@ -372,6 +377,7 @@ async function record(deps: PipelineDeps, run: RecallRun, g: Gathered, d: Decide
     deltaAfter: g.deltaAfter,
     corrected: corrections.map((c) => c.beliefId),
     consideredNotShown: d.fusedCount - items.length,
+    notShown: d.notShown,
     carried: items.filter((i) => i.carried && !i.blocked).map((i) => i.beliefId),
     returnedBands: assembled.admitted.map((c) => c.renderLine.band),
     tool: run.kind === "search" ? SEARCH_TOOL_ID : "",

@@ -9,7 +9,7 @@ import type {
   StoredBelief,
 } from "../domain/model.js";
 import { BELIEF_COLUMNS, EPISODE_COLUMNS, beliefFromRow, episodeFromRow } from "./beliefs/belief-rows.js";
-import { notSucceededSql } from "./candidates/eligibility-sql.js";
+import { notSucceededSql, statusInForceSql } from "./candidates/eligibility-sql.js";
 import type { Row, SqlClient } from "./sql-client.js";
 import { SqlParams } from "./sql-params.js";
 
@@ -26,6 +26,8 @@ import { SqlParams } from "./sql-params.js";
 /** A belief as the inspector shows it: the stored row, its successors and how it was judged. */
 export interface InspectedBelief {
   belief: StoredBelief;
+  /** Its lifecycle now as recall judges it: superseded once a successor is in force, whatever the row says. */
+  statusNow: BeliefStatus;
   /** Beliefs at or below the ceiling that name this one in their supersedes. */
   supersededBy: string[];
   rejections: number;
@@ -34,6 +36,7 @@ export interface InspectedBelief {
 
 export interface BeliefFilter {
   ceiling: SensitivityLevel;
+  /** Matched against each belief's status now (statusNow), not the stored one. */
   statuses: BeliefStatus[];
   beliefTypes: string[];
   originScopes: string[];
@@ -89,6 +92,8 @@ export interface SessionSummary {
   lastAt: Date;
   turns: number;
   traces: number;
+  /** The project of the session's latest recall. */
+  currentScope: string;
 }
 
 export interface TraceSummary {
@@ -112,8 +117,8 @@ export class InspectStore {
 
   async summary(p: Principal, ceiling: SensitivityLevel): Promise<PrincipalSummary> {
     const rows = await this.db.query(
-      `SELECT b.status, count(*) FILTER (WHERE b.sensitivity <= $3) AS visible, count(*) FILTER (WHERE b.sensitivity > $3) AS above
-       FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2 GROUP BY b.status`,
+      `SELECT ${STATUS_NOW} AS status, count(*) FILTER (WHERE b.sensitivity <= $3) AS visible, count(*) FILTER (WHERE b.sensitivity > $3) AS above
+       FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2 GROUP BY 1`,
       [p.tenantId, p.principalId, ceiling],
     );
     const sessions = await this.db.query(
@@ -214,6 +219,20 @@ export class InspectStore {
     };
   }
 
+  /**
+   * Of `ids`, the principal's beliefs at or below the ceiling (the ids
+   * missing from the answer are above it, or no longer stored).
+   */
+  async beliefsAtOrBelow(p: Principal, ids: readonly string[], ceiling: SensitivityLevel): Promise<StoredBelief[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query(
+      `SELECT ${BELIEF_COLUMNS} FROM beliefs b
+       WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id = ANY($3::uuid[]) AND b.sensitivity <= $4`,
+      [p.tenantId, p.principalId, ids, ceiling],
+    );
+    return rows.map(beliefFromRow);
+  }
+
   /** Sessions with traces, most recently active first. */
   async sessions(p: Principal, after: Cursor | null, limit: number): Promise<{ sessions: SessionSummary[]; next: Cursor | null }> {
     const params = new SqlParams();
@@ -221,7 +240,8 @@ export class InspectStore {
     const having = after ? `HAVING (max(t.created_at), t.session_id) < (${params.add(after.key)}::timestamptz, ${params.add(after.id)})` : "";
     const rows = await this.db.query(
       `SELECT t.session_id, min(t.created_at) AS first_at, max(t.created_at) AS last_at, max(t.created_at)::text AS last_key,
-         count(*) AS traces, count(DISTINCT t.turn_id) FILTER (WHERE t.turn_id <> '') AS turns
+         count(*) AS traces, count(DISTINCT t.turn_id) FILTER (WHERE t.turn_id <> '') AS turns,
+         (array_agg(COALESCE(t.query->>'currentScope', '') ORDER BY t.created_at DESC, t.trace_id DESC))[1] AS current_scope
        FROM recall_traces t WHERE ${pin} AND t.session_id <> ''
        GROUP BY t.session_id ${having}
        ORDER BY max(t.created_at) DESC, t.session_id DESC
@@ -237,6 +257,7 @@ export class InspectStore {
         lastAt: r.last_at as Date,
         turns: Number(r.turns),
         traces: Number(r.traces),
+        currentScope: String(r.current_scope ?? ""),
       })),
       next: rows.length > limit && last ? { key: String(last.last_key), id: String(last.session_id) } : null,
     };
@@ -286,14 +307,24 @@ export class InspectStore {
   }
 }
 
+/**
+ * Each belief's status now, by recall's one rule of succession
+ * (store/candidates/eligibility-sql.ts). Every statement that uses it has
+ * the tenant in $1 and the principal in $2.
+ */
+const STATUS_NOW = statusInForceSql("b", "$1", "$2", "now()", "now()");
+
 /** The isolation predicates, the ceiling and the request's filters over `beliefs b`. */
 function filterSql(p: Principal, f: BeliefFilter, params: SqlParams): string {
+  const [tenant, principal] = [params.add(p.tenantId), params.add(p.principalId)];
+  // STATUS_NOW reads them there.
+  if (tenant !== "$1" || principal !== "$2") throw new Error("filterSql must start the statement's parameters");
   const clauses = [
-    `b.tenant_id = ${params.add(p.tenantId)}`,
-    `b.principal_id = ${params.add(p.principalId)}`,
+    `b.tenant_id = ${tenant}`,
+    `b.principal_id = ${principal}`,
     `b.sensitivity <= ${params.add(f.ceiling)}`,
   ];
-  if (f.statuses.length > 0) clauses.push(`b.status = ANY(${params.add(f.statuses)}::text[])`);
+  if (f.statuses.length > 0) clauses.push(`${STATUS_NOW} = ANY(${params.add(f.statuses)}::text[])`);
   if (f.beliefTypes.length > 0) clauses.push(`b.belief_type = ANY(${params.add(f.beliefTypes)}::text[])`);
   if (f.originScopes.length > 0) clauses.push(`b.origin_scope = ANY(${params.add(f.originScopes)}::text[])`);
   if (f.sensitivities.length > 0) clauses.push(`b.sensitivity = ANY(${params.add(f.sensitivities)}::smallint[])`);
@@ -328,7 +359,7 @@ function inspectedColumns(ceiling: string): string {
   const visible = (column: string) => `ARRAY(SELECT x::text FROM unnest(b.${column}) AS x
       WHERE EXISTS (SELECT 1 FROM beliefs o WHERE o.tenant_id = b.tenant_id AND o.principal_id = b.principal_id
         AND o.belief_id = x AND o.sensitivity <= ${ceiling})) AS visible_${column}`;
-  return `${BELIEF_COLUMNS}, b.recorded_at::text AS recorded_at_key,
+  return `${BELIEF_COLUMNS}, b.recorded_at::text AS recorded_at_key, ${STATUS_NOW} AS status_now,
     b.supersedes::text[] AS stored_supersedes, b.conflicts_with::text[] AS stored_conflicts_with,
     ${visible("supersedes")}, ${visible("conflicts_with")},
     ARRAY(SELECT n.belief_id::text FROM beliefs n
@@ -345,6 +376,7 @@ function inspectedFromRow(r: Row): InspectedBelief {
   const belief = beliefFromRow(r);
   return {
     belief: { ...belief, supersedes: r.visible_supersedes as string[], conflictsWith: r.visible_conflicts_with as string[] },
+    statusNow: r.status_now as BeliefStatus,
     supersededBy: r.superseded_by as string[],
     rejections: Number(r.rejection_count),
     persona: Boolean(r.persona),

@@ -22,11 +22,15 @@ export interface ActionTarget {
   traceId?: string;
   returned?: string[];
   turnId?: string;
+  /** The project of the session the target came from (a trace's), for the next recall. */
+  scope?: string;
 }
 
 interface NextRecall {
   rendered: string;
   gone: boolean | null;
+  /** The project it ran in. */
+  scope: string;
 }
 
 export function ActionsView(props: { target: ActionTarget; principal: GetPrincipalSummaryResponse; go: Navigate; onChanged: () => void }) {
@@ -34,27 +38,44 @@ export function ActionsView(props: { target: ActionTarget; principal: GetPrincip
     <div class="actions-view">
       <Reject target={props.target} onChanged={props.onChanged} />
       <Cite target={props.target} />
-      <Erase principal={props.principal} onChanged={props.onChanged} />
+      <Erase principal={props.principal} target={props.target} onChanged={props.onChanged} />
     </div>
   );
 }
 
-/** The next recall, as the agent would get it, about the same subject and words. */
-async function nextRecall(text: string, subject: string, beliefId: string | null): Promise<NextRecall> {
+/**
+ * The project a recall "as in the session" runs with: the target's own
+ * session's, else the latest session's. Without it every belief reads as
+ * carried from elsewhere and its band drops: not the block the agent gets.
+ */
+function useSessionScope(target: ActionTarget): [string, (scope: string) => void] {
+  const [scope, setScope] = useState(target.scope ?? "");
+  useEffect(() => {
+    if (target.scope !== undefined) return;
+    inspect.listSessions({ pageSize: 1 }).then(
+      (r) => setScope((typed) => typed || (r.sessions[0]?.currentScope ?? "")),
+      () => {},
+    );
+  }, [target.scope]);
+  return [scope, setScope];
+}
+
+/** The next recall, as the agent would get it in the session's project, about the same subject and words. */
+async function nextRecall(text: string, subject: string, beliefId: string | null, scope: string): Promise<NextRecall> {
   let rendered = "";
   let ids: string[] = [];
   for await (const event of memory.recall({
     moment: Moment.IN_TURN,
     sessionId: "inspector",
     turnId: `inspector-check-${Date.now()}`,
-    query: { text, subjects: subject ? [subject] : [] },
+    query: { text, subjects: subject ? [subject] : [], currentScope: scope },
   })) {
     if (event.event.case === "result") {
       rendered = event.event.value.rendered;
       ids = event.event.value.items.map((i) => i.beliefId);
     }
   }
-  return { rendered, gone: beliefId ? !ids.includes(beliefId) : null };
+  return { rendered, gone: beliefId ? !ids.includes(beliefId) : null, scope };
 }
 
 function Reject(props: { target: ActionTarget; onChanged: () => void }) {
@@ -64,6 +85,7 @@ function Reject(props: { target: ActionTarget; onChanged: () => void }) {
   const [scope, setScope] = useState("");
   const [reason, setReason] = useState("");
   const [statement, setStatement] = useState(props.target.statement ?? "");
+  const [project, setProject] = useSessionScope(props.target);
   const [result, setResult] = useState<{ message: string; next: NextRecall | null } | null>(null);
   const [error, setError] = useState("");
   useEffect(() => {
@@ -89,7 +111,7 @@ function Reject(props: { target: ActionTarget; onChanged: () => void }) {
         scope: kind === RejectionKind.NOT_HERE ? scope : "",
         ...(kind === RejectionKind.CHANGED ? { correction: corrected(old, correction) } : {}),
       });
-      const next = await nextRecall(old.statement || old.subject, old.subject, old.beliefId);
+      const next = await nextRecall(old.statement || old.subject, old.subject, old.beliefId, project.trim());
       setResult({ message: `Recorded: ${REJECTION_WORDS[kind]}.`, next });
       props.onChanged();
     } catch (err) {
@@ -125,6 +147,10 @@ function Reject(props: { target: ActionTarget; onChanged: () => void }) {
         )}
         <label>
           Why (optional) <input value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+        </label>
+        <label>
+          Then check the next recall in project{" "}
+          <input value={project} onInput={(e) => setProject(e.currentTarget.value)} placeholder="none" data-testid="next-recall-project" />
         </label>
         <button type="submit">Reject</button>
       </form>
@@ -169,7 +195,7 @@ function Outcome(props: { message: string; next: NextRecall | null }) {
             </p>
           )}
           <details open>
-            <summary>The next recall's block</summary>
+            <summary>The next recall's block{props.next.scope ? `, in project ${props.next.scope}` : ", in no project"}</summary>
             <pre class="block" data-testid="next-recall">{props.next.rendered}</pre>
           </details>
         </>
@@ -228,8 +254,9 @@ function Cite(props: { target: ActionTarget }) {
   );
 }
 
-function Erase(props: { principal: GetPrincipalSummaryResponse; onChanged: () => void }) {
+function Erase(props: { principal: GetPrincipalSummaryResponse; target: ActionTarget; onChanged: () => void }) {
   const [typed, setTyped] = useState("");
+  const [project] = useSessionScope(props.target);
   const [result, setResult] = useState<{ message: string; next: NextRecall } | null>(null);
   const [error, setError] = useState("");
   const armed = typed === props.principal.principalId;
@@ -239,7 +266,7 @@ function Erase(props: { principal: GetPrincipalSummaryResponse; onChanged: () =>
     try {
       const r = await write.erasePrincipal({ tenantId: props.principal.tenantId, principalId: props.principal.principalId });
       const total = Object.values(r.deleted).reduce((a, b) => a + b, 0);
-      const next = await nextRecall("everything you know about me", "", null);
+      const next = await nextRecall("everything you know about me", "", null, project);
       setResult({ message: `Erased: ${total} rows deleted.`, next });
     } catch (err) {
       setError(ConnectError.from(err).rawMessage);

@@ -7,10 +7,12 @@ import { SENSITIVITY_WORDS, STATUS_WORDS, WITHHELD_WORDS, shortId, trustLabel, v
 export function BeliefCard(props: { b: InspectedBelief; onOpen?: (id: string) => void; selected?: boolean }) {
   const { b } = props;
   const belief = b.belief!;
-  const status = STATUS_WORDS[belief.status];
+  // The status recall judges it by now: a successor in force replaces it even while its row says active.
+  const status = STATUS_WORDS[b.statusNow];
+  const replaced = b.statusNow === BeliefStatus.SUPERSEDED;
   const statement = b.withheldBySafety ? <span class="warn">[withheld from the agent: {WITHHELD_WORDS[b.withheldBySafety] ?? b.withheldBySafety}]</span> : belief.statement;
   return (
-    <article class={`belief status-${BeliefStatus[belief.status].toLowerCase()}${props.selected ? " selected" : ""}`} data-belief-id={belief.beliefId}>
+    <article class={`belief status-${BeliefStatus[b.statusNow].toLowerCase()}${props.selected ? " selected" : ""}`} data-belief-id={belief.beliefId}>
       <p class="statement">
         {props.onOpen ? (
           <button class="link" onClick={() => props.onOpen!(belief.beliefId)}>
@@ -29,7 +31,8 @@ export function BeliefCard(props: { b: InspectedBelief; onOpen?: (id: string) =>
       </p>
       <p class="links">
         {belief.supersedes.length > 0 && <span>replaced {belief.supersedes.length === 1 ? "an earlier belief" : `${belief.supersedes.length} earlier beliefs`} </span>}
-        {b.supersededBy.length > 0 && <span class="warn">replaced by a newer belief </span>}
+        {b.supersededBy.length > 0 && replaced && <span class="warn">replaced by a newer belief </span>}
+        {b.supersededBy.length > 0 && !replaced && <span class="muted">named as replaced by a belief not in force </span>}
         {belief.conflictsWith.length > 0 && <span class="warn">in open conflict with {belief.conflictsWith.length} </span>}
         {b.rejections > 0 && <span class="warn">rejected {b.rejections === 1 ? "once" : `${b.rejections} times`} </span>}
         {belief.flaggedForReview && <span class="warn">flagged for review </span>}
@@ -59,7 +62,10 @@ export function RawValues(props: { b: InspectedBelief }) {
           <dt>authority</dt>
           <dd>AUTHORITY_{Authority[belief.authority]}</dd>
           <dt>status</dt>
-          <dd>BELIEF_STATUS_{BeliefStatus[belief.status]}</dd>
+          <dd>
+            BELIEF_STATUS_{BeliefStatus[belief.status]}
+            {props.b.statusNow !== belief.status && <> as stored; BELIEF_STATUS_{BeliefStatus[props.b.statusNow]} now (a successor is in force)</>}
+          </dd>
           <dt>scope</dt>
           <dd>
             {belief.originScope}, SCOPE_LEVEL_{ScopeLevel[belief.scopeLevel]}, PORTABILITY_{Portability[belief.portability]}

@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { GetBeliefResponse, InspectedBelief } from "../gen/memory/v1/inspect_service_pb.js";
 import type { RecalledBelief } from "../gen/memory/v1/types_pb.js";
 import { Authority, BeliefStatus, Sensitivity } from "../gen/memory/v1/types_pb.js";
@@ -25,7 +25,8 @@ const STATUSES = [BeliefStatus.ACTIVE, BeliefStatus.PROVISIONAL, BeliefStatus.SU
 export function MemoryView(props: { go: Navigate; ceiling: Ceiling; openId: string | null; onOpen: (id: string | null) => void }) {
   const [filters, setFilters] = useState<Filters>({ statuses: CURRENT, type: "", project: "", sensitivity: Sensitivity.UNSPECIFIED, authority: Authority.UNSPECIFIED });
   const [beliefs, setBeliefs] = useState<InspectedBelief[]>([]);
-  const [total, setTotal] = useState(0);
+  // Null until the first page arrives: "Showing 0 of 0" would claim an empty memory.
+  const [total, setTotal] = useState<number | null>(null);
   const [next, setNext] = useState("");
   const [error, setError] = useState("");
   const [query, setQuery] = useState("");
@@ -95,11 +96,18 @@ export function MemoryView(props: { go: Navigate; ceiling: Ceiling; openId: stri
                     </button>
                   )}
                 </p>
-                <p class="meta">
-                  <span class="trust">{trustLabel(item.confidenceBand, item.authority)}</span>
-                  <span class="pill">{STATUS_WORDS[item.status]}</span>
-                  <span class="muted">about {item.subject} · score {item.score.toFixed(3)} · found by {item.arms.join(", ")}</span>
-                </p>
+                {item.blocked ? (
+                  // A withheld statement carries no trust label and no score: nothing of it is vouched for.
+                  <p class="meta">
+                    <span class="muted">about {item.subject} · the agent is shown a placeholder instead</span>
+                  </p>
+                ) : (
+                  <p class="meta">
+                    <span class="trust">{trustLabel(item.confidenceBand, item.authority)}</span>
+                    <span class="pill">{STATUS_WORDS[item.status]}</span>
+                    <span class="muted">about {item.subject} · score {item.score.toFixed(3)} · found by {item.arms.join(", ")}</span>
+                  </p>
+                )}
               </article>
             ))}
             <details>
@@ -143,8 +151,8 @@ export function MemoryView(props: { go: Navigate; ceiling: Ceiling; openId: stri
           </label>
         </fieldset>
         {error && <p role="alert" class="error">{error}</p>}
-        <p class="muted" data-testid="shown">
-          Showing {beliefs.length} of {total} beliefs, newest first.
+        <p class="muted" data-testid="shown" aria-live="polite">
+          {total === null ? (error ? "" : "Loading beliefs…") : `Showing ${beliefs.length} of ${total} beliefs, newest first.`}
         </p>
         {beliefs.map((b) => (
           <BeliefCard b={b} onOpen={props.onOpen} selected={b.belief!.beliefId === props.openId} />
@@ -160,9 +168,39 @@ export function MemoryView(props: { go: Navigate; ceiling: Ceiling; openId: stri
   );
 }
 
+/** One column (the stylesheet's breakpoint): the detail then sits above the list, out of sight of a card low in it. */
+const ONE_COLUMN = "(max-width: 900px)";
+
+/** Scrolls `element` to just below the sticky header. */
+function scrollBelowHeader(element: Element): void {
+  const header = document.querySelector(".top")?.getBoundingClientRect().height ?? 0;
+  window.scrollTo({ top: element.getBoundingClientRect().top + window.scrollY - header - 8 });
+}
+
 function BeliefDetail(props: { id: string; ceiling: Ceiling; go: Navigate; onClose: () => void; onOpen: (id: string) => void }) {
   const [detail, setDetail] = useState<GetBeliefResponse | null>(null);
   const [error, setError] = useState("");
+  const box = useRef<HTMLElement>(null);
+  // In one column, bring the opened belief into view and move the focus to it; again once it has
+  // loaded, as its content grows (the list below it would otherwise anchor the scroll position).
+  const loaded = detail !== null;
+  useEffect(() => {
+    if (!box.current || !window.matchMedia(ONE_COLUMN).matches) return;
+    scrollBelowHeader(box.current);
+    box.current.focus({ preventScroll: true });
+  }, [props.id, loaded]);
+  // Closing returns to the card it was opened from.
+  const close = () => {
+    const id = props.id;
+    props.onClose();
+    // Once the detail is gone and the list has moved up.
+    requestAnimationFrame(() => {
+      const card = document.querySelector(`.list article[data-belief-id="${id}"]`);
+      if (!card) return;
+      if (window.matchMedia(ONE_COLUMN).matches) scrollBelowHeader(card);
+      card.querySelector("button")?.focus({ preventScroll: true });
+    });
+  };
   useEffect(() => {
     setDetail(null);
     inspect.getBelief({ beliefId: props.id, viewingSurface: viewingSurface(props.ceiling) }).then(
@@ -180,9 +218,9 @@ function BeliefDetail(props: { id: string; ceiling: Ceiling; go: Navigate; onClo
     </section>
   );
   return (
-    <aside class="detail" aria-label="Belief" data-testid="belief-detail">
+    <aside class="detail" aria-label="Belief" data-testid="belief-detail" ref={box} tabIndex={-1}>
       <p>
-        <button class="link" onClick={props.onClose}>
+        <button class="link" onClick={close}>
           ← close
         </button>
       </p>

@@ -112,15 +112,16 @@ export function TimelineView(props: { go: Navigate; ceiling: Ceiling }) {
             const x0 = x(ms(belief.validFrom)!);
             const x1 = x(ms(belief.validTo) ?? now);
             const dim = heldThen !== null && !heldThen.has(belief.beliefId);
-            const status = BeliefStatus[belief.status].toLowerCase();
+            const status = BeliefStatus[b.statusNow].toLowerCase();
+            const label = placeLabel(labelOf(b), x0, PAD.left, width - PAD.right);
             return (
               <g class={`row status-${status}${dim ? " dim" : ""}${heldThen?.has(belief.beliefId) ? " held" : ""}`} data-belief-id={belief.beliefId}>
-                <title>{`${labelOf(b)} (${STATUS_WORDS[belief.status]})`}</title>
+                <title>{`${labelOf(b)} (${STATUS_WORDS[b.statusNow]})`}</title>
                 <rect class="bar" x={x0} y={y(i) + 16} width={Math.max(3, x1 - x0)} height={8} rx={3} />
                 <circle class="learned" cx={x(ms(belief.recordedAt)!)} cy={y(i) + 20} r={3.5} />
-                <text x={Math.min(x0, width - 200)} y={y(i) + 11} class="label">
+                <text x={label.x} y={y(i) + 11} class="label">
                   <a href="#memory" onClick={(e) => (e.preventDefault(), props.go.belief(belief.beliefId))}>
-                    {clip(labelOf(b), Math.floor(width / 7))}
+                    {label.text}
                   </a>
                 </text>
               </g>
@@ -143,8 +144,35 @@ function labelOf(b: InspectedBelief): string {
   return b.withheldBySafety ? `[withheld from the agent: ${WITHHELD_WORDS[b.withheldBySafety] ?? b.withheldBySafety}]` : b.belief!.statement;
 }
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+/** The labels' font (app.css: .label), for measuring them before they are drawn. */
+const LABEL_FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+let measurer: CanvasRenderingContext2D | null = null;
+
+function textWidth(text: string): number {
+  measurer ??= document.createElement("canvas").getContext("2d");
+  if (!measurer) return text.length * 6.5;
+  measurer.font = LABEL_FONT;
+  return measurer.measureText(text).width;
+}
+
+/**
+ * Where a bar's label goes so that none is cut off by the chart's edge: at
+ * the bar's start when it fits there, else ending at the right edge, else
+ * across the whole width, shortened with an ellipsis (the full text is the
+ * row's tooltip and the belief's page).
+ */
+export function placeLabel(text: string, start: number, left: number, right: number): { x: number; text: string } {
+  const w = textWidth(text);
+  if (start + w <= right) return { x: start, text };
+  if (left + w <= right) return { x: right - w, text };
+  // The longest prefix that fits with its ellipsis, found by halving.
+  let [lo, hi] = [1, text.length - 1];
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (textWidth(`${text.slice(0, mid)}…`) <= right - left) lo = mid;
+    else hi = mid - 1;
+  }
+  return { x: left, text: `${text.slice(0, lo).trimEnd()}…` };
 }
 
 /** Month starts (or years, over a long span) between start and end. */

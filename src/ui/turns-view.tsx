@@ -1,12 +1,13 @@
 import { ConnectError } from "@connectrpc/connect";
 import { useEffect, useState } from "preact/hooks";
-import type { GetRenderedBlockResponse, InspectedSession, InspectedTurn, TraceSummary } from "../gen/memory/v1/inspect_service_pb.js";
+import type { ExplainTraceResponse, GetRenderedBlockResponse, InspectedSession, InspectedTurn, TraceSummary } from "../gen/memory/v1/inspect_service_pb.js";
+import { CandidateOutcome } from "../gen/memory/v1/inspect_service_pb.js";
 import type { RecallTrace, RecallTraceView } from "../gen/memory/v1/types_pb.js";
 import { Sensitivity } from "../gen/memory/v1/types_pb.js";
 import { inspect, memory } from "./api.js";
 import type { Navigate } from "./app.js";
 import { viewingSurface, type Ceiling } from "./ceiling.js";
-import { BAND_WORDS, MOMENT_WORDS, SENSITIVITY_WORDS, dateTime, shortId, trustLabel } from "./words.js";
+import { BAND_WORDS, MOMENT_WORDS, OUTCOME_WORDS, SENSITIVITY_WORDS, dateTime, shortId, trustLabel } from "./words.js";
 
 /** Turns: sessions, their turns, and "what did the agent know when it said that" (the user view), with the full trace for an operator. */
 export function TurnsView(props: { go: Navigate; ceiling: Ceiling }) {
@@ -98,9 +99,15 @@ function TurnDetail(props: { turn: InspectedTurn; ceiling: Ceiling; go: Navigate
       (err: unknown) => setError(ConnectError.from(err).rawMessage),
     );
   }, [props.turn, surface]);
+  const question = props.turn.traces.find((x) => x.queryText)?.queryText;
   return (
     <>
       <h2>{props.turn.turnId ? `Turn ${props.turn.turnId}` : "Session open"}</h2>
+      {question && (
+        <p class="question" data-testid="question">
+          Asked: <q>{question}</q>
+        </p>
+      )}
       {props.turn.turnId && (
         <section data-testid="user-view">
           <h3>What the agent knew when it answered</h3>
@@ -142,17 +149,18 @@ function TurnDetail(props: { turn: InspectedTurn; ceiling: Ceiling; go: Navigate
       <section>
         <h3>Full traces (for operators)</h3>
         {props.turn.traces.map((t) => (
-          <OperatorTrace summary={t} turnId={props.turn.turnId} go={props.go} />
+          <OperatorTrace summary={t} turnId={props.turn.turnId} go={props.go} ceiling={props.ceiling} />
         ))}
       </section>
     </>
   );
 }
 
-function OperatorTrace(props: { summary: TraceSummary; turnId: string; go: Navigate }) {
+function OperatorTrace(props: { summary: TraceSummary; turnId: string; go: Navigate; ceiling: Ceiling }) {
   const [open, setOpen] = useState(false);
   const [trace, setTrace] = useState<RecallTrace | null>(null);
   const [block, setBlock] = useState<GetRenderedBlockResponse | null>(null);
+  const [explained, setExplained] = useState<ExplainTraceResponse | null>(null);
   const [error, setError] = useState("");
   const s = props.summary;
   useEffect(() => {
@@ -161,6 +169,13 @@ function OperatorTrace(props: { summary: TraceSummary; turnId: string; go: Navig
     memory.getTrace({ traceId: s.traceId }).then((r) => setTrace(r.trace ?? null), fail);
     inspect.getRenderedBlock({ traceId: s.traceId }).then(setBlock, fail);
   }, [open]);
+  // Under the page's ceiling: a candidate above it is counted, never named.
+  useEffect(() => {
+    if (!open) return;
+    inspect.explainTrace({ traceId: s.traceId, viewingSurface: viewingSurface(props.ceiling) }).then(setExplained, (err: unknown) =>
+      setError(ConnectError.from(err).rawMessage),
+    );
+  }, [open, props.ceiling]);
   return (
     <details class="trace" data-trace-id={s.traceId} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>
@@ -168,12 +183,12 @@ function OperatorTrace(props: { summary: TraceSummary; turnId: string; go: Navig
         {s.tool ? ` (${s.tool})` : ""} · {s.returned} shown{s.blocked ? `, ${s.blocked} withheld` : ""} · {dateTime(s.createdAt)}
       </summary>
       {error && <p role="alert" class="error">{error}</p>}
-      {trace && <TraceBody trace={trace} block={block} go={props.go} turnId={props.turnId} />}
+      {trace && <TraceBody trace={trace} block={block} explained={explained} go={props.go} turnId={props.turnId} />}
     </details>
   );
 }
 
-function TraceBody(props: { trace: RecallTrace; block: GetRenderedBlockResponse | null; go: Navigate; turnId: string }) {
+function TraceBody(props: { trace: RecallTrace; block: GetRenderedBlockResponse | null; explained: ExplainTraceResponse | null; go: Navigate; turnId: string }) {
   const t = props.trace;
   const q = t.query;
   const latencies = Object.entries(t.armLatenciesMs);
@@ -216,45 +231,11 @@ function TraceBody(props: { trace: RecallTrace; block: GetRenderedBlockResponse 
         </table>
       )}
       <p>
-        {t.candidates ?? "?"} candidates after fusion; {t.consideredNotShown} considered and not shown (collapsed, below the relevance
-        floor, or over the budget); {t.droppedForBudgetCount} over the token budget; {t.blocked.length} withheld by the safety pass.
+        {t.candidates ?? "?"} candidates after fusion: {t.returned.length - t.blocked.length} shown, {t.blocked.length} withheld by the
+        safety pass, {t.consideredNotShown} considered and not shown, each with the reason its trace recorded. Floor{" "}
+        {q?.minScore?.toFixed(2) ?? "?"}, at most {q?.maxItems ?? "?"} items in {q?.budgetTokens ?? "?"} tokens.
       </p>
-      <h4>Ranked (score, arms)</h4>
-      <table data-testid="ranked">
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>belief</th>
-            <th>score</th>
-            <th>arms</th>
-            <th>outcome</th>
-          </tr>
-        </thead>
-        <tbody>
-          {t.ranked.map((r, i) => (
-            <tr>
-              <td>{i + 1}</td>
-              <td>
-                <button class="link" onClick={() => props.go.belief(r.beliefId)}>
-                  [m:{shortId(r.beliefId)}]
-                </button>{" "}
-                {r.blocked ? "[withheld]" : r.statement}
-              </td>
-              <td>{r.score.toFixed(3)}</td>
-              <td>{r.arms.join(", ")}</td>
-              <td>
-                {t.blocked.includes(r.beliefId)
-                  ? "withheld by safety"
-                  : t.returned.includes(r.beliefId)
-                    ? `shown, ${BAND_WORDS[r.confidenceBand].toLowerCase()}`
-                    : t.droppedForBudget.includes(r.beliefId)
-                      ? "over budget"
-                      : "not shown: collapsed, below the floor, or already in the snapshot"}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      {props.explained && <Considered explained={props.explained} go={props.go} />}
       <h4>The block, byte for byte</h4>
       {props.block && (
         <>
@@ -271,9 +252,69 @@ function TraceBody(props: { trace: RecallTrace; block: GetRenderedBlockResponse 
       )}
       {t.returned.length > 0 && (
         <p>
-          <button onClick={() => props.go.act({ traceId: t.id, returned: t.returned, turnId: props.turnId })}>Record what the model cited…</button>
+          <button onClick={() => props.go.act({ traceId: t.id, returned: t.returned, turnId: props.turnId, scope: q?.currentScope ?? "" })}>Record what the model cited…</button>
         </p>
       )}
     </div>
   );
+}
+
+/** Every candidate of the recall and what became of it, in rank order, then those collapse removed. */
+function Considered(props: { explained: ExplainTraceResponse; go: Navigate }) {
+  const e = props.explained;
+  const ranked = e.considered.filter((c) => !isCollapsed(c.outcome));
+  const collapsed = e.considered.filter((c) => isCollapsed(c.outcome));
+  const row = (c: ExplainTraceResponse["considered"][number], i: number | null) => (
+    <tr data-belief-id={c.beliefId} data-outcome={CandidateOutcome[c.outcome].toLowerCase()}>
+      <td>{i === null ? "–" : i + 1}</td>
+      <td>
+        <button class="link" onClick={() => props.go.belief(c.beliefId)}>
+          [m:{shortId(c.beliefId)}]
+        </button>{" "}
+        {c.withheld ? "[withheld]" : c.statement}
+      </td>
+      {/* A withheld statement carries no score and no band: nothing of it is vouched for. */}
+      <td>{c.withheld || i === null ? "—" : c.score.toFixed(3)}</td>
+      <td>{c.arms.join(", ") || "—"}</td>
+      <td>
+        {OUTCOME_WORDS[c.outcome]}
+        {c.confidenceBand ? `, ${BAND_WORDS[c.confidenceBand].toLowerCase()}` : ""}
+      </td>
+    </tr>
+  );
+  return (
+    <>
+      <h4>Ranked (score, arms, and why each was shown or not)</h4>
+      {!e.reasonsRecorded && <p class="muted">This trace kept no reason per candidate (older, or past the operator window).</p>}
+      <table data-testid="ranked">
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>belief</th>
+            <th>score</th>
+            <th>arms</th>
+            <th>outcome</th>
+          </tr>
+        </thead>
+        <tbody>{ranked.map((c, i) => row(c, i))}</tbody>
+      </table>
+      {collapsed.length > 0 && (
+        <>
+          <h4>Collapsed before ranking into the block</h4>
+          <table data-testid="collapsed">
+            <tbody>{collapsed.map((c) => row(c, null))}</tbody>
+          </table>
+        </>
+      )}
+      {e.aboveCeiling > 0 && (
+        <p class="muted" data-testid="above-ceiling">
+          {e.aboveCeiling} candidate(s) above this view's sensitivity (or no longer stored) are not shown here.
+        </p>
+      )}
+    </>
+  );
+}
+
+function isCollapsed(o: CandidateOutcome): boolean {
+  return o === CandidateOutcome.COLLAPSED_SUPERSEDED || o === CandidateOutcome.COLLAPSED_RESTATEMENT || o === CandidateOutcome.OVER_SUBJECT_CAP;
 }

@@ -1,5 +1,6 @@
 import { Authority, BeliefStatus, ConfidenceBand, Moment, Sensitivity } from "../gen/memory/v1/types_pb.js";
 import { RejectionKind } from "../gen/memory/v1/write_service_pb.js";
+import { CandidateOutcome } from "../gen/memory/v1/inspect_service_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -57,6 +58,23 @@ export const WITHHELD_WORDS: Record<string, string> = {
   injection: "it reads like an instruction to the agent",
   secret: "it contains a credential",
   private: "it is private reasoning",
+};
+
+/** What became of a candidate of a recall, as its trace recorded it: one exact reason each. */
+export const OUTCOME_WORDS: Record<CandidateOutcome, string> = {
+  [CandidateOutcome.UNSPECIFIED]: "not shown (this trace kept no reason: older, or past the operator window)",
+  [CandidateOutcome.SHOWN]: "shown",
+  [CandidateOutcome.SHOWN_WITH_CONFLICT_PARTNER]: "shown with its conflict partner (below the relevance floor on its own)",
+  [CandidateOutcome.WITHHELD_BY_SAFETY]: "withheld by the safety pass (a placeholder was shown)",
+  [CandidateOutcome.BELOW_FLOOR]: "not shown: its score is below the relevance floor",
+  [CandidateOutcome.BELOW_RELATIVE_FLOOR]: "not shown: held back by the relative floor (a weak match beside this recall's best)",
+  [CandidateOutcome.OVER_BUDGET]: "not shown: the token budget was full",
+  [CandidateOutcome.OVER_ITEM_CAP]: "not shown: the item cap was reached",
+  [CandidateOutcome.OVER_SUBJECT_CAP]: "not shown: its subject had reached the per-subject cap",
+  [CandidateOutcome.OVER_SNAPSHOT_SHARE]: "not shown: the snapshot's share for its kind was full",
+  [CandidateOutcome.COLLAPSED_SUPERSEDED]: "collapsed: an older revision of a fact whose newer one was considered",
+  [CandidateOutcome.COLLAPSED_RESTATEMENT]: "collapsed: it restates a belief ranked higher",
+  [CandidateOutcome.OVER_BUDGET_OR_ITEM_CAP]: "not shown: over the token budget or the item cap",
 };
 
 /** "Sure — you said so". */

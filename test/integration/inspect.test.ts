@@ -51,7 +51,10 @@ describe("InspectService over gRPC", () => {
 
     const summary = await unary(c.inspect, "GetPrincipalSummary", { viewing_surface: surface("CONFIDENTIAL") }, me);
     expect(summary).toMatchObject({ tenant_id: me.tenant, principal_id: me.principal, beliefs_above_ceiling: 1, sessions: 1 });
-    expect(summary.beliefs_by_status).toEqual({ active: 2 });
+    // Berlin's row still says active; its successor is in force, so recall, and the summary, call it superseded.
+    expect(summary.beliefs_by_status).toEqual({ active: 1, superseded: 1 });
+    expect(second.beliefs[0].status_now).toBe("BELIEF_STATUS_SUPERSEDED");
+    expect(second.beliefs[0].belief.status).toBe("BELIEF_STATUS_ACTIVE");
 
     const sessions = await unary(c.inspect, "ListSessions", {}, me);
     expect(sessions.sessions.map((s: Json) => s.session_id)).toEqual(["s-1"]);
@@ -72,6 +75,25 @@ describe("InspectService over gRPC", () => {
     expect(changed.trace_sha256).toBe(block.trace_sha256);
     expect(changed.reason).toContain("changed");
     const other = await failure(unary(c.inspect, "GetRenderedBlock", { trace_id: result.trace_id }, newIdentity()));
+    expect(other.code).toBe(grpc.status.NOT_FOUND);
+  });
+
+  it("explains every candidate of a recall with the reason its trace recorded, under the viewing ceiling", async () => {
+    const me = newIdentity();
+    const { now, result } = await memory(me);
+    const explained = await unary(c.inspect, "ExplainTrace", { trace_id: result.trace_id, viewing_surface: surface("CONFIDENTIAL") }, me);
+    expect(explained).toMatchObject({ query_text: "where does Andy live", reasons_recorded: true, above_ceiling: 0 });
+    const shown = explained.considered.filter((x: Json) => x.outcome === "CANDIDATE_OUTCOME_SHOWN").map((x: Json) => x.belief_id);
+    expect(shown).toEqual(result.items.map((i: Json) => i.belief_id));
+    expect(shown).toContain(now.belief_id);
+    expect(explained.considered.map((x: Json) => x.outcome)).not.toContain("CANDIDATE_OUTCOME_UNSPECIFIED");
+    // Below every belief's sensitivity: counted, never named.
+    const low = await unary(c.inspect, "ExplainTrace", { trace_id: result.trace_id, viewing_surface: surface("PUBLIC") }, me);
+    expect(low.considered).toEqual([]);
+    expect(low.above_ceiling).toBe(explained.considered.length);
+    const other = await failure(unary(c.inspect, "ExplainTrace", { trace_id: result.trace_id }, newIdentity()));
+    const missing = await failure(unary(c.inspect, "ExplainTrace", { trace_id: randomUUID() }, me));
+    expect(other).toEqual(missing);
     expect(other.code).toBe(grpc.status.NOT_FOUND);
   });
 
@@ -119,6 +141,8 @@ describe("InspectService over gRPC", () => {
       ["GetBelief", {}, "belief_id"],
       ["ListTurns", {}, "session_id"],
       ["GetRenderedBlock", { trace_id: "x" }, "trace_id"],
+      ["ExplainTrace", { trace_id: "x" }, "trace_id"],
+      ["ExplainTrace", { trace_id: randomUUID(), viewing_surface: { sensitivity_ceiling: 9 } }, "viewing_surface.sensitivity_ceiling"],
       ["ListSessions", { page_token: Buffer.from(JSON.stringify(["x", "y", "z"])).toString("base64url") }, "page_token"],
     ];
     for (const [method, request, field] of cases) {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, serverStream, type Clients } from "../support/grpc-client.js";
+import { connect, serverStream, unary, type Clients, type Json } from "../support/grpc-client.js";
 import { CLI } from "../support/sidecar-process.js";
 
 /**
@@ -29,6 +29,14 @@ async function shows(locator: Locator, text: string | RegExp): Promise<void> {
 const SHOTS = process.env.RECALL_INSPECTOR_SCREENSHOTS === "1" ? fileURLToPath(new URL("../../docs/inspector/", import.meta.url)) : null;
 const ANDY = { tenant: "demo-tenant", principal: "andy" };
 const FLY = "c0ffee01-0000-4000-8000-000000000006";
+const CONCISE = "8f21a0c3-0000-4000-8000-000000000001";
+const RUST = "f00d4e5a-0000-4000-8000-00000000000c";
+const INJECTION = "0d3e9a11-0000-4000-8000-000000000009";
+/** A second principal whose memory holds a belief replaced the documented way: a successor naming it in `supersedes`. */
+const BEA = { tenant: "demo-tenant", principal: "bea" };
+const BASH = "b0a5b0a5-0000-4000-8000-000000000001";
+const FISH = "b0a5b0a5-0000-4000-8000-000000000002";
+const WIDTHS = [1280, 390];
 
 describe("memory inspector page (demo, Chromium)", () => {
   let dir: string;
@@ -161,6 +169,8 @@ describe("memory inspector page (demo, Chromium)", () => {
     await page.getByRole("tab", { name: "Turns" }).click();
     await page.getByRole("button", { name: /demo-session-2/ }).click();
     await page.locator("[data-turn-id=t-7]").click();
+    // The turn repeats its question.
+    await shows(page.getByTestId("question"), "Draft the release note for Andy: how do we deploy veetbot, and what gates a deploy?");
     const view = page.getByTestId("user-view");
     await shows(view, "Deploys are gated on CI passing on main.");
     await shows(view.locator("li", { hasText: "Deploys are gated" }), "used in the answer");
@@ -172,7 +182,18 @@ describe("memory inspector page (demo, Chromium)", () => {
     const block = await page.getByTestId("rendered-block").textContent();
     const sha = await page.getByTestId("sha256").textContent();
     expect(createHash("sha256").update(block!, "utf8").digest("hex")).toBe(sha);
-    await shows(page.getByTestId("ranked"), "withheld by safety");
+    const ranked = page.getByTestId("ranked");
+    await shows(ranked, "withheld by the safety pass");
+    // One exact reason per candidate, from the trace: the 0.49 belief is shown because it clears the floor,
+    // the higher-scored ones about Andy are held back by the floor's relative part; no three-way guess.
+    await shows(ranked.locator(`tr[data-belief-id="${CONCISE}"]`), "held back by the relative floor");
+    await ranked.locator(`tr[data-belief-id="${RUST}"][data-outcome=shown]`).waitFor(WAIT);
+    expect(await ranked.textContent()).not.toContain("collapsed, below the floor, or already in the snapshot");
+    expect(await ranked.locator("tr[data-outcome=unspecified]").count()).toBe(0);
+    // The withheld statement has no score and no trust label.
+    const withheld = ranked.locator(`tr[data-belief-id="${INJECTION}"]`);
+    expect(await withheld.locator("td").nth(2).textContent()).toBe("—");
+    expect(await withheld.textContent()).not.toMatch(/sure/i);
     await page.getByTestId("user-view").scrollIntoViewIfNeeded();
     await shot(page, "turns");
     await page.getByTestId("rendered-block").scrollIntoViewIfNeeded();
@@ -191,6 +212,13 @@ describe("memory inspector page (demo, Chromium)", () => {
     await shows(page.getByTestId("next-recall-verdict"), "The next recall no longer returns it.");
     await shot(page, "actions");
     expect(await recallIds("Where is veetbot deployed?", ["veetbot deploy"])).not.toContain(FLY);
+    // The next recall ran as the session would, in its project (veetbot): the same bytes as the agent's
+    // recall, the Kubernetes belief not labelled as carried from elsewhere.
+    const next = await page.getByTestId("next-recall").textContent();
+    const events = await serverStream(grpc.memory, "Recall", { moment: "MOMENT_IN_TURN", query: { current_scope: "veetbot", text: "veetbot deploys to Fly.io.", subjects: ["veetbot deploy"] } }, ANDY);
+    expect(next).toBe(events.at(-1)!.result.rendered);
+    expect(next).toContain("[m:c0ffee02] veetbot deploys to the team's Kubernetes cluster.");
+    expect(next).not.toContain("(learned in veetbot)");
     await context.close();
   });
 
@@ -246,6 +274,143 @@ describe("memory inspector page (demo, Chromium)", () => {
       databases: (await indexedDB.databases()).length,
     }))()`);
     expect(stored).toEqual({ local: 0, session: 0, caches: 0, databases: 0 });
+    await context.close();
+  });
+
+  it("explains a trace under the page's ceiling: candidates above it are counted, never named", async () => {
+    const { context, page } = await open(login);
+    await page.getByTestId("ceiling").selectOption({ label: "public" });
+    await page.getByRole("tab", { name: "Turns" }).click();
+    await page.getByRole("button", { name: /demo-session-2/ }).click();
+    await page.locator("[data-turn-id=t-7]").click();
+    await page.locator("details.trace summary").first().click();
+    await shows(page.getByTestId("above-ceiling"), /^10 candidate\(s\) above this view's sensitivity/);
+    expect(await page.getByTestId("ranked").locator("tbody tr").count()).toBe(0);
+    expect(await page.getByTestId("ranked").textContent()).not.toMatch(/Fly\.io|Kubernetes|Andy/);
+    await context.close();
+  });
+
+  it("says it is loading, not \"Showing 0 of 0\", until the first page of beliefs arrives", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/memory.v1.InspectService/ListBeliefs", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(login);
+    await shows(page.getByTestId("principal"), "andy");
+    const shown = page.getByTestId("shown");
+    await shows(shown, "Loading beliefs…");
+    expect(await shown.textContent()).not.toMatch(/Showing 0 of 0/);
+    release();
+    await shows(shown, /Showing [1-9]\d* of [1-9]\d* beliefs/);
+    await context.close();
+  });
+
+  it("calls a belief replaced through a successor's supersedes replaced, as recall does, never current", async () => {
+    const day = (iso: string) => ({ seconds: String(Math.floor(new Date(iso).getTime() / 1000)), nanos: 0 });
+    const shell = (id: string, statement: string, at: string, supersedes: string[] = []): Json => ({
+      belief_id: id,
+      subject: "Bea",
+      statement,
+      belief_type: "preference",
+      predicate_key: "shell",
+      status: "BELIEF_STATUS_ACTIVE",
+      confidence: 0.9,
+      authority: "AUTHORITY_USER",
+      origin_scope: "veetbot",
+      scope_level: "SCOPE_LEVEL_USER",
+      portability: "PORTABILITY_PORTABLE",
+      recorded_at: day(at),
+      valid_from: day(at),
+      last_evidence_at: day(at),
+      evidence_count: 1,
+      supersedes,
+    });
+    // Formation writes the successor and leaves the old row active: the documented succession path.
+    await unary(grpc.write, "PutBeliefs", { beliefs: [shell(BASH, "Bea's shell is bash.", "2026-01-10T09:00:00Z"), shell(FISH, "Bea's shell is fish.", "2026-05-10T09:00:00Z", [BASH])] }, BEA);
+    const events = await serverStream(grpc.memory, "Recall", { moment: "MOMENT_IN_TURN", query: { current_scope: "veetbot", text: "which shell does Bea use", subjects: ["Bea"] } }, BEA);
+    const ids = events.at(-1)!.result.items.map((i: { belief_id: string }) => i.belief_id);
+    expect(ids).toContain(FISH);
+    expect(ids).not.toContain(BASH);
+
+    const as = new URL(login);
+    as.searchParams.set("principal", "bea");
+    const { context, page } = await open(as.toString());
+    await shows(page.getByTestId("shown"), /Showing 1 of 1 beliefs/);
+    await page.locator(`article[data-belief-id="${FISH}"]`).waitFor(WAIT);
+    expect(await page.locator(`article[data-belief-id="${BASH}"]`).count()).toBe(0);
+    await shows(page.getByTestId("counts"), "1 current");
+    await shows(page.getByTestId("counts"), "1 replaced");
+    await page.getByLabel("replaced").check();
+    const old = page.locator(`.list article[data-belief-id="${BASH}"]`);
+    await shows(old.locator(".pill"), /^replaced$/);
+    await shows(old, "replaced by a newer belief");
+    await old.locator("button.link").click();
+    await shows(page.getByTestId("belief-detail").locator("section", { hasText: "Replaced by" }), "Bea's shell is fish.");
+    expect(await page.locator("article.belief", { hasText: "replaced by a newer belief" }).locator(".pill", { hasText: /^current$/ }).count()).toBe(0);
+    await context.close();
+  });
+
+  for (const width of WIDTHS) {
+    it(`at ${width} px, opening a belief low in the list shows its detail on screen`, async () => {
+      const { context, page } = await open(login, { width });
+      await shows(page.getByTestId("shown"), /Showing [1-9]/);
+      const last = page.locator(".list article.belief").last();
+      const id = await last.getAttribute("data-belief-id");
+      await last.locator("button.link").click();
+      const detail = page.getByTestId("belief-detail");
+      await detail.locator(`article.belief[data-belief-id="${id}"]`).waitFor(WAIT);
+      await page.waitForTimeout(300);
+      const header = (await page.locator("header.top").boundingBox())!;
+      const box = (await detail.boundingBox())!;
+      // Its top is on screen, below the sticky header.
+      expect(box.y).toBeGreaterThanOrEqual(header.y + header.height - 1);
+      expect(box.y).toBeLessThan(900 - 100);
+      // Closing it returns to the card.
+      await detail.getByRole("button", { name: "← close" }).click();
+      await page.waitForTimeout(300);
+      const card = (await page.locator(`.list article.belief[data-belief-id="${id}"]`).boundingBox())!;
+      expect(card.y).toBeGreaterThanOrEqual(0);
+      expect(card.y).toBeLessThan(900);
+      await context.close();
+    });
+
+    it(`at ${width} px, no timeline label is cut off by the chart's edge`, async () => {
+      const { context, page } = await open(login, { width });
+      await page.getByRole("tab", { name: "Timeline" }).click();
+      await page.locator("g.row").first().waitFor(WAIT);
+      await page.waitForTimeout(300);
+      const labels = await page.locator("svg text.label").evaluateAll((nodes) =>
+        nodes.map((n) => {
+          const svg = n.closest("svg")!.getBoundingClientRect();
+          const box = n.getBoundingClientRect();
+          return { text: n.textContent ?? "", left: box.left - svg.left, right: svg.right - box.right };
+        }),
+      );
+      expect(labels.length).toBeGreaterThan(5);
+      for (const l of labels) {
+        expect(l.left, l.text).toBeGreaterThanOrEqual(0);
+        expect(l.right, l.text).toBeGreaterThanOrEqual(0);
+      }
+      // At 1280 px every label fits whole; narrower, a long one ends in an ellipsis (the full text is its tooltip).
+      if (width >= 1280) expect(labels.filter((l) => l.text.endsWith("…"))).toEqual([]);
+      await context.close();
+    });
+  }
+
+  it("a withheld belief in search shows neither a trust label nor a score", async () => {
+    const { context, page } = await open(login);
+    await page.getByLabel("Search memory").fill("deploys deploy API keys");
+    await page.keyboard.press("Enter");
+    const item = page.getByTestId("search-results").locator(`article[data-belief-id="${INJECTION}"]`);
+    await shows(item, "withheld by the safety pass");
+    const text = (await item.textContent()) ?? "";
+    expect(text).not.toMatch(/sure/i);
+    expect(text).not.toContain("score");
+    expect(text).not.toContain("attacker");
     await context.close();
   });
 

@@ -85,6 +85,22 @@ describe.each(STORE_KINDS)("inspection reads ($kind)", ({ open }) => {
     expect(await ids({ asOf: new Date("2026-04-01T00:00:00Z"), knownAt: FEB })).toEqual([old.beliefId]);
   });
 
+  it("a belief a successor in force replaces is superseded now, though its row still says active, as recall judges it", async () => {
+    const p = newPrincipal();
+    const old = belief({ statement: "Andy lives in Berlin.", validFrom: JAN, recordedAt: JAN, lastEvidenceAt: JAN });
+    const next = belief({ statement: "Andy lives in Lisbon.", validFrom: MAR, recordedAt: MAR, lastEvidenceAt: MAR, supersedes: [old.beliefId] });
+    // A successor not yet begun replaces nothing yet.
+    const later = belief({ statement: "Andy will work from Porto.", subject: "Andy's office", validFrom: new Date("2099-01-01T00:00:00Z") });
+    const office = belief({ statement: "Andy works from the Lisbon office.", subject: "Andy's office", validFrom: JAN, recordedAt: JAN });
+    await store().putBeliefs(p, [old, next, office, { ...later, supersedes: [office.beliefId] }]);
+    const current = await inspect().listBeliefs(p, filter({ statuses: ["active", "provisional"] }), null, 50);
+    expect(current.beliefs.map((x) => x.belief.beliefId).sort()).toEqual([next.beliefId, office.beliefId, later.beliefId].sort());
+    const replaced = await inspect().listBeliefs(p, filter({ statuses: ["superseded"] }), null, 50);
+    expect(replaced.beliefs.map((x) => [x.belief.beliefId, x.belief.status, x.statusNow])).toEqual([[old.beliefId, "active", "superseded"]]);
+    expect((await inspect().belief(p, old.beliefId, SENSITIVITY.restricted))!.belief.statusNow).toBe("superseded");
+    expect((await inspect().summary(p, SENSITIVITY.restricted)).beliefsByStatus).toEqual({ active: 3, superseded: 1 });
+  });
+
   it("a belief comes with what it replaced, what replaced it, its conflicts, rejections, sources and citations", async () => {
     const p = newPrincipal();
     const source = episode({ content: "I moved to Lisbon." });
@@ -119,12 +135,14 @@ describe.each(STORE_KINDS)("inspection reads ($kind)", ({ open }) => {
     const at = (m: number) => new Date(Date.UTC(2026, 2, 1, 10, m));
     await store().recordTrace(p, recallTrace({ sessionId: "s-1", turnId: "", moment: "snapshot", createdAt: at(0) }));
     await store().recordTrace(p, recallTrace({ sessionId: "s-1", turnId: "t-1", createdAt: at(1) }));
-    await store().recordTrace(p, recallTrace({ sessionId: "s-1", turnId: "t-2", createdAt: at(2) }));
+    const t2 = recallTrace({ sessionId: "s-1", turnId: "t-2", createdAt: at(2) });
+    await store().recordTrace(p, { ...t2, query: { ...t2.query, currentScope: "atlas" } });
     await store().recordTrace(p, recallTrace({ sessionId: "s-2", turnId: "t-9", createdAt: at(5) }));
     const first = await inspect().sessions(p, null, 1);
     expect(first.sessions.map((s) => s.sessionId)).toEqual(["s-2"]);
     const second = await inspect().sessions(p, first.next, 1);
-    expect(second.sessions).toMatchObject([{ sessionId: "s-1", turns: 2, traces: 3 }]);
+    // The session's project is its latest recall's: a recall "as in this session" runs with it.
+    expect(second.sessions).toMatchObject([{ sessionId: "s-1", turns: 2, traces: 3, currentScope: "atlas" }]);
     expect(second.next).toBeNull();
     const turns = await inspect().turns(p, "s-1", null, 2);
     expect(turns.turns.map((t) => t.turnId)).toEqual(["", "t-1"]);
@@ -180,7 +198,9 @@ describe.each(STORE_KINDS)("inspection reads ($kind)", ({ open }) => {
     expect(detail!.successors).toEqual([]);
     expect(detail!.rejections).toEqual([]);
     expect(detail!.belief.supersededBy).toEqual([]);
+    // Their successors of mine replace nothing of mine; my own successor of old does.
+    expect(detail!.belief.statusNow).toBe("active");
     expect((await inspect().sessions(me, null, 50)).sessions).toMatchObject([{ sessionId: "s-1", traces: 1 }]);
-    expect(await inspect().summary(me, SENSITIVITY.restricted)).toEqual({ beliefsByStatus: { active: 3 }, beliefsAboveCeiling: 0, sessions: 1 });
+    expect(await inspect().summary(me, SENSITIVITY.restricted)).toEqual({ beliefsByStatus: { active: 2, superseded: 1 }, beliefsAboveCeiling: 0, sessions: 1 });
   });
 });

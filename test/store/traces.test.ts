@@ -242,6 +242,7 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
           consideredNotShown: 3,
           candidates: 5,
           ranked: [recalledBelief(r1), recalledBelief(r2)],
+          notShown: [{ beliefId: d1, reason: "budget" }],
           operatorFieldsExpireAt: new Date(PAST.getTime() + i * 1000),
         }),
       );
@@ -254,6 +255,7 @@ describe.each(STORE_KINDS)("traces: view, feedback, retention, delete ($kind)", 
       for (const t of expiring) {
         const back = await store().getTrace(p, t.id);
         expect(back).toMatchObject({ armLatenciesMs: null, candidates: null, droppedForBudget: null, ranked: null });
+        expect(back!.notShown).toBeUndefined();
         expect(back).toMatchObject({
           droppedForBudgetCount: 1,
           consideredNotShown: 3,

@@ -43,7 +43,7 @@ describe("assemble", () => {
 
   it("returns only the frame for no candidates", () => {
     const out = assemble([], roomy);
-    expect(out).toEqual({ admitted: [], droppedForBudget: [], belowFloor: 0, tokens: 10 });
+    expect(out).toEqual({ admitted: [], droppedForBudget: [], belowFloor: 0, notShown: [], tokens: 10 });
   });
 
   describe("relevance floor", () => {
@@ -165,5 +165,25 @@ describe("assemble", () => {
       const out = assemble([item("a", 0.9, 4, ["b"]), item("b", 0.85, 4, ["a"]), item("c", 0.6)], { ...roomy, heldBack: new Set(["b", "c"]) });
       expect(ids(out.admitted)).toEqual(["a", "b"]);
     });
+  });
+});
+
+describe("assemble: one reason for each item left out", () => {
+  const reasons = (out: { notShown: { beliefId: string; reason: string }[] }) => Object.fromEntries(out.notShown.map((n) => [n.beliefId, n.reason]));
+
+  it("names the floor, its relative part, the item cap and the budget", () => {
+    const floor = assemble([item("a", 0.9), item("b", 0.85), item("c", 0.3)], { ...roomy, heldBack: new Set(["b"]) });
+    expect(reasons(floor)).toEqual({ b: "relative_floor", c: "floor" });
+    const cap = assemble([item("a", 0.9), item("b", 0.8), item("c", 0.7)], { ...roomy, maxItems: 1 });
+    expect(reasons(cap)).toEqual({ b: "item_cap", c: "item_cap" });
+    const budget = assemble([item("a", 0.9, 4), item("b", 0.8, 9), item("c", 0.7, 1)], { ...roomy, budgetTokens: 10 + 5 + 5 });
+    expect(reasons(budget)).toEqual({ b: "budget", c: "budget" });
+  });
+
+  it("gives what stopped the block to everything ranked below it, and none to an admitted conflict partner", () => {
+    const out = assemble([item("a", 0.9, 4, ["z"]), item("z", 0.2, 4, ["a"]), item("b", 0.8, 30), item("c", 0.75, 1), item("d", 0.1)], { ...roomy, budgetTokens: 40 });
+    expect(ids(out.admitted)).toEqual(["a", "z"]);
+    expect(reasons(out)).toEqual({ b: "budget", c: "budget", d: "floor" });
+    expect(out.notShown.length + out.admitted.length).toBe(5);
   });
 });

@@ -53,6 +53,8 @@ describe("assembleSnapshot", () => {
     const out = assembleSnapshot(durable, limits);
     expect(out.admitted).toHaveLength(6);
     expect(out.droppedForBudget).toHaveLength(14);
+    // Each is left out by the snapshot's share for its kind, and the trace says so.
+    expect(out.notShown.map((n) => n.reason)).toEqual(Array(14).fill("snapshot_share"));
   });
 
   it("still applies the relevance floor", () => {

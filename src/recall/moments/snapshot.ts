@@ -29,6 +29,8 @@ export function assembleSnapshot<T extends Assemblable & { beliefType: string }>
     admitted: [...core.admitted, ...goal.admitted].sort(byScoreThenId),
     droppedForBudget: [...core.droppedForBudget, ...goal.droppedForBudget],
     belowFloor: core.belowFloor + goal.belowFloor,
+    // Within a snapshot, the item cap a part meets is its share of the snapshot's items.
+    notShown: [...core.notShown, ...goal.notShown].map((n) => (n.reason === "item_cap" ? { ...n, reason: "snapshot_share" } : n)),
     tokens: goal.tokens,
   };
 }

@@ -1,3 +1,4 @@
+import type { NotShown } from "../../domain/model.js";
 import { countTokens } from "./tokens.js";
 
 /**
@@ -25,6 +26,8 @@ export interface Assembled<T> {
   droppedForBudget: string[];
   /** Considered but below the relevance floor. */
   belowFloor: number;
+  /** Every item not admitted, with the one reason it was not (the trace records it). */
+  notShown: NotShown[];
   tokens: number;
 }
 
@@ -42,7 +45,9 @@ export function assemble<T extends Assemblable>(
   const droppedForBudget: string[] = [];
   let tokens = limits.frameTokens;
   let belowFloor = 0;
-  let full = false;
+  // What stopped the block: everything ranked below it is left out for that reason too.
+  let full: "item_cap" | "budget" | null = null;
+  const notShown: NotShown[] = [];
 
   // Counted once per item: a group is costed to see whether it fits, then again as it is admitted.
   const costs = new Map<T, number>();
@@ -54,22 +59,27 @@ export function assemble<T extends Assemblable>(
     }
     return c;
   };
-  const fits = (group: T[]) =>
-    admitted.size + group.length <= limits.maxItems &&
-    tokens + group.reduce((sum, item) => sum + cost(item), 0) <= limits.budgetTokens;
+  const overflow = (group: T[]): "item_cap" | "budget" | null =>
+    admitted.size + group.length > limits.maxItems
+      ? "item_cap"
+      : tokens + group.reduce((sum, item) => sum + cost(item), 0) > limits.budgetTokens
+        ? "budget"
+        : null;
 
   for (const item of ordered) {
     if (admitted.has(item.beliefId)) continue;
     if (item.score < limits.floor || limits.heldBack?.has(item.beliefId)) {
       belowFloor += 1;
+      notShown.push({ beliefId: item.beliefId, reason: item.score < limits.floor ? "floor" : "relative_floor" });
       continue;
     }
     // A belief and its unresolved conflict partners enter together or not at all.
     const group = [item, ...item.conflictsWith.map((id) => byId.get(id)).filter((p): p is T => !!p && !admitted.has(p.beliefId))];
     // Stop at the budget: once something does not fit, nothing ranked below it jumps the queue.
-    if (full || !fits(group)) {
-      full = true;
+    full ??= overflow(group);
+    if (full) {
       droppedForBudget.push(item.beliefId);
+      notShown.push({ beliefId: item.beliefId, reason: full });
       continue;
     }
     for (const member of group) {
@@ -78,5 +88,11 @@ export function assemble<T extends Assemblable>(
     }
   }
   const dropped = droppedForBudget.filter((id) => !admitted.has(id));
-  return { admitted: [...admitted.values()].sort(byScoreThenId), droppedForBudget: dropped, belowFloor, tokens };
+  return {
+    admitted: [...admitted.values()].sort(byScoreThenId),
+    droppedForBudget: dropped,
+    belowFloor,
+    notShown: notShown.filter((n) => !admitted.has(n.beliefId)),
+    tokens,
+  };
 }

@@ -3,6 +3,7 @@ import type {
   Principal,
   EpisodeSearchAdvice,
   EpisodeTraceQuery,
+  NotShown,
   RecallQuery,
   RecallTrace,
   RecalledBelief,
@@ -49,6 +50,7 @@ const WRITTEN_COLUMNS = [
   ["returned_episodes", "uuid[]"],
   ["episode_advice", "jsonb"],
   ["reuses_trace_id", "uuid"],
+  ["not_shown", "jsonb"],
 ] as const;
 
 /**
@@ -109,6 +111,7 @@ function traceRecord(p: Principal, t: RecallTrace, seq: number): Record<Exclude<
     returned_episodes: t.returnedEpisodes ?? [],
     episode_advice: t.episodeAdvice ?? null,
     reuses_trace_id: reuses,
+    not_shown: reuses === null ? (t.notShown ?? null) : null,
     event: recalledEvent(p, t),
     seq,
     ...missEvidence(t),
@@ -256,7 +259,8 @@ const INSERT_TRACES_COUNTING_MISSES = insertTracesText(true);
  * joined by TRACE_FROM); `cited` is derived from the citations.
  */
 export const TRACE_COLUMNS = `t.*, t.trace_id::text AS trace_id, t.reuses_trace_id::text AS reuses_trace_id,
-  o.ranked AS reused_ranked, o.dropped_for_budget::text[] AS reused_dropped_for_budget, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
+  o.ranked AS reused_ranked, o.dropped_for_budget::text[] AS reused_dropped_for_budget,
+  o.not_shown AS reused_not_shown, t.returned::text[] AS returned, t.blocked::text[] AS blocked,
   t.carried_in::text[] AS carried_in, t.dropped_for_budget::text[] AS dropped_for_budget, t.carried::text[] AS carried,
   t.corrected::text[] AS corrected, t.returned_episodes::text[] AS returned_episodes,
   COALESCE((SELECT array_agg(DISTINCT c.belief_id::text ORDER BY c.belief_id::text) FROM citations c
@@ -300,9 +304,16 @@ export function traceFromRow(r: Row): RecallTrace {
     episodeQuery: reviveEpisodeQuery(parseJson(r.episode_query) as Record<string, unknown> | null),
     returnedEpisodes: (r.returned_episodes as string[] | null) ?? [],
     episodeAdvice: reviveAdvice(parseJson(r.episode_advice) as Record<string, unknown> | null),
+    // Only traces that recorded reasons (and are inside the operator window) have them.
+    ...notShownOf(r),
     // Only a cached hit has one, so any other trace reads back exactly as it was written.
     ...(r.reuses_trace_id ? { reusesTraceId: String(r.reuses_trace_id) } : {}),
   };
+}
+
+function notShownOf(r: Row): { notShown?: NotShown[] } {
+  const notShown = parseJson(r.reused_not_shown ?? r.not_shown) as NotShown[] | null;
+  return notShown === null ? {} : { notShown };
 }
 
 // jsonb arrives parsed from both drivers today; accept text too so a driver setting cannot break traces.

@@ -218,7 +218,8 @@ export class TraceStore {
       );
       // A cached hit in another session reads its ranked list from a render of this one: it keeps a copy.
       await tx.query(
-        `UPDATE recall_traces h SET ranked = o.ranked, dropped_for_budget = o.dropped_for_budget, reuses_trace_id = NULL
+        `UPDATE recall_traces h SET ranked = o.ranked, dropped_for_budget = o.dropped_for_budget, not_shown = o.not_shown,
+           reuses_trace_id = NULL
          FROM recall_traces o
          WHERE o.tenant_id = $1 AND o.principal_id = $2 AND o.session_id = $3
            AND h.tenant_id = o.tenant_id AND h.principal_id = o.principal_id AND h.reuses_trace_id = o.trace_id
@@ -289,7 +290,7 @@ export class TraceStore {
        ),
        expired AS (
           UPDATE recall_traces t SET arm_latencies_ms = NULL, candidates = NULL, dropped_for_budget = NULL, ranked = NULL,
-            reuses_trace_id = NULL
+            not_shown = NULL, reuses_trace_id = NULL
           FROM due WHERE t.tenant_id = $3 AND t.principal_id = due.principal_id AND t.trace_id = due.trace_id
          RETURNING 1
        )
@@ -437,6 +438,7 @@ export class TraceStore {
 
 const OPERATOR_FIELDS_PRESENT =
   "(candidates IS NOT NULL OR arm_latencies_ms IS NOT NULL OR dropped_for_budget IS NOT NULL OR ranked IS NOT NULL" +
+  " OR not_shown IS NOT NULL" +
   " OR reuses_trace_id IS NOT NULL)";
 
 const TENANTS_DUE_EXPIRY = fleetScan(

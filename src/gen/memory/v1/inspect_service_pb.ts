@@ -2,8 +2,8 @@
 // @generated from file memory/v1/inspect_service.proto (package memory.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Authority, Belief, BeliefStatus, ConfidenceBand, Episode, Moment, Sensitivity, Surface } from "./types_pb.js";
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/inspect_service.proto.
  */
 export const file_memory_v1_inspect_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9tZW1vcnkvdjEvaW5zcGVjdF9zZXJ2aWNlLnByb3RvEgltZW1vcnkudjEiSQoaR2V0UHJpbmNpcGFsU3VtbWFyeVJlcXVlc3QSKwoPdmlld2luZ19zdXJmYWNlGAEgASgLMhIubWVtb3J5LnYxLlN1cmZhY2Ui0AIKG0dldFByaW5jaXBhbFN1bW1hcnlSZXNwb25zZRIRCgl0ZW5hbnRfaWQYASABKAkSFAoMcHJpbmNpcGFsX2lkGAIgASgJElYKEWJlbGllZnNfYnlfc3RhdHVzGAMgAygLMjsubWVtb3J5LnYxLkdldFByaW5jaXBhbFN1bW1hcnlSZXNwb25zZS5CZWxpZWZzQnlTdGF0dXNFbnRyeRIdChViZWxpZWZzX2Fib3ZlX2NlaWxpbmcYBCABKAUSEAoIc2Vzc2lvbnMYBSABKAUSFgoOc3RvcmVfcG9zaXRpb24YBiABKAMSLwoPdmlld2luZ19jZWlsaW5nGAcgASgOMhYubWVtb3J5LnYxLlNlbnNpdGl2aXR5GjYKFEJlbGllZnNCeVN0YXR1c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEihAMKEkxpc3RCZWxpZWZzUmVxdWVzdBIrCg92aWV3aW5nX3N1cmZhY2UYASABKAsyEi5tZW1vcnkudjEuU3VyZmFjZRIpCghzdGF0dXNlcxgCIAMoDjIXLm1lbW9yeS52MS5CZWxpZWZTdGF0dXMSFAoMYmVsaWVmX3R5cGVzGAMgAygJEhUKDW9yaWdpbl9zY29wZXMYBCADKAkSLQoNc2Vuc2l0aXZpdGllcxgFIAMoDjIWLm1lbW9yeS52MS5TZW5zaXRpdml0eRIpCgthdXRob3JpdGllcxgGIAMoDjIULm1lbW9yeS52MS5BdXRob3JpdHkSDwoHc3ViamVjdBgHIAEoCRIpCgVhc19vZhgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJImoKE0xpc3RCZWxpZWZzUmVzcG9uc2USKwoHYmVsaWVmcxgBIAMoCzIaLm1lbW9yeS52MS5JbnNwZWN0ZWRCZWxpZWYSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEg0KBXRvdGFsGAMgASgFIpsCCg9JbnNwZWN0ZWRCZWxpZWYSIQoGYmVsaWVmGAEgASgLMhEubWVtb3J5LnYxLkJlbGllZhIyCg9jb25maWRlbmNlX2JhbmQYAiABKA4yGS5tZW1vcnkudjEuQ29uZmlkZW5jZUJhbmQSDwoHdXRpbGl0eRgDIAEoARIwCgxsYXN0X3VzZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXN1cGVyc2VkZWRfYnkYBSADKAkSEgoKcmVqZWN0aW9ucxgGIAEoBRIWCg5zdG9yZV9wb3NpdGlvbhgHIAEoAxIPCgdwZXJzb25hGAggASgIEhoKEndpdGhoZWxkX2J5X3NhZmV0eRgJIAEoCSJSChBHZXRCZWxpZWZSZXF1ZXN0EhEKCWJlbGllZl9pZBgBIAEoCRIrCg92aWV3aW5nX3N1cmZhY2UYAiABKAsyEi5tZW1vcnkudjEuU3VyZmFjZSLYAgoRR2V0QmVsaWVmUmVzcG9uc2USKgoGYmVsaWVmGAEgASgLMhoubWVtb3J5LnYxLkluc3BlY3RlZEJlbGllZhIwCgxwcmVkZWNlc3NvcnMYAiADKAsyGi5tZW1vcnkudjEuSW5zcGVjdGVkQmVsaWVmEi4KCnN1Y2Nlc3NvcnMYAyADKAsyGi5tZW1vcnkudjEuSW5zcGVjdGVkQmVsaWVmEi0KCWNvbmZsaWN0cxgEIAMoCzIaLm1lbW9yeS52MS5JbnNwZWN0ZWRCZWxpZWYSHAoUbGlua2VkX2Fib3ZlX2NlaWxpbmcYBSABKAUSKAoKcmVqZWN0aW9ucxgGIAMoCzIULm1lbW9yeS52MS5SZWplY3Rpb24SKwoPc291cmNlX2VwaXNvZGVzGAcgAygLMhIubWVtb3J5LnYxLkVwaXNvZGUSEQoJY2l0YXRpb25zGAggASgFIrYBCglSZWplY3Rpb24SFAoMcmVqZWN0aW9uX2lkGAEgASgJEiYKBGtpbmQYAiABKA4yGC5tZW1vcnkudjEuUmVqZWN0aW9uS2luZBIcChRjb3JyZWN0aW9uX2JlbGllZl9pZBgDIAEoCRINCgVzY29wZRgEIAEoCRIOCgZyZWFzb24YBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPAoTTGlzdFNlc3Npb25zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJeChRMaXN0U2Vzc2lvbnNSZXNwb25zZRItCghzZXNzaW9ucxgBIAMoCzIbLm1lbW9yeS52MS5JbnNwZWN0ZWRTZXNzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKgAQoQSW5zcGVjdGVkU2Vzc2lvbhISCgpzZXNzaW9uX2lkGAEgASgJEiwKCGZpcnN0X2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdsYXN0X2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV0dXJucxgEIAEoBRIOCgZ0cmFjZXMYBSABKAUiTQoQTGlzdFR1cm5zUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlUKEUxpc3RUdXJuc1Jlc3BvbnNlEicKBXR1cm5zGAEgAygLMhgubWVtb3J5LnYxLkluc3BlY3RlZFR1cm4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIncKDUluc3BlY3RlZFR1cm4SDwoHdHVybl9pZBgBIAEoCRIsCghmaXJzdF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoGdHJhY2VzGAMgAygLMhcubWVtb3J5LnYxLlRyYWNlU3VtbWFyeSK4AQoMVHJhY2VTdW1tYXJ5EhAKCHRyYWNlX2lkGAEgASgJEiEKBm1vbWVudBgCIAEoDjIRLm1lbW9yeS52MS5Nb21lbnQSDAoEdG9vbBgDIAEoCRISCgpxdWVyeV90ZXh0GAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJldHVybmVkGAYgASgFEg8KB2Jsb2NrZWQYByABKAUiKwoXR2V0UmVuZGVyZWRCbG9ja1JlcXVlc3QSEAoIdHJhY2VfaWQYASABKAkiggEKGEdldFJlbmRlcmVkQmxvY2tSZXNwb25zZRIQCghyZW5kZXJlZBgBIAEoCRIXCg9yZW5kZXJlZF9zaGEyNTYYAiABKAkSFAoMdHJhY2Vfc2hhMjU2GAMgASgJEhUKDW1hdGNoZXNfdHJhY2UYBCABKAgSDgoGcmVhc29uGAUgASgJMoIECg5JbnNwZWN0U2VydmljZRJkChNHZXRQcmluY2lwYWxTdW1tYXJ5EiUubWVtb3J5LnYxLkdldFByaW5jaXBhbFN1bW1hcnlSZXF1ZXN0GiYubWVtb3J5LnYxLkdldFByaW5jaXBhbFN1bW1hcnlSZXNwb25zZRJMCgtMaXN0QmVsaWVmcxIdLm1lbW9yeS52MS5MaXN0QmVsaWVmc1JlcXVlc3QaHi5tZW1vcnkudjEuTGlzdEJlbGllZnNSZXNwb25zZRJGCglHZXRCZWxpZWYSGy5tZW1vcnkudjEuR2V0QmVsaWVmUmVxdWVzdBocLm1lbW9yeS52MS5HZXRCZWxpZWZSZXNwb25zZRJPCgxMaXN0U2Vzc2lvbnMSHi5tZW1vcnkudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLm1lbW9yeS52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJGCglMaXN0VHVybnMSGy5tZW1vcnkudjEuTGlzdFR1cm5zUmVxdWVzdBocLm1lbW9yeS52MS5MaXN0VHVybnNSZXNwb25zZRJbChBHZXRSZW5kZXJlZEJsb2NrEiIubWVtb3J5LnYxLkdldFJlbmRlcmVkQmxvY2tSZXF1ZXN0GiMubWVtb3J5LnYxLkdldFJlbmRlcmVkQmxvY2tSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_memory_v1_types, file_memory_v1_write_service]);
+  fileDesc("Ch9tZW1vcnkvdjEvaW5zcGVjdF9zZXJ2aWNlLnByb3RvEgltZW1vcnkudjEiSQoaR2V0UHJpbmNpcGFsU3VtbWFyeVJlcXVlc3QSKwoPdmlld2luZ19zdXJmYWNlGAEgASgLMhIubWVtb3J5LnYxLlN1cmZhY2Ui0AIKG0dldFByaW5jaXBhbFN1bW1hcnlSZXNwb25zZRIRCgl0ZW5hbnRfaWQYASABKAkSFAoMcHJpbmNpcGFsX2lkGAIgASgJElYKEWJlbGllZnNfYnlfc3RhdHVzGAMgAygLMjsubWVtb3J5LnYxLkdldFByaW5jaXBhbFN1bW1hcnlSZXNwb25zZS5CZWxpZWZzQnlTdGF0dXNFbnRyeRIdChViZWxpZWZzX2Fib3ZlX2NlaWxpbmcYBCABKAUSEAoIc2Vzc2lvbnMYBSABKAUSFgoOc3RvcmVfcG9zaXRpb24YBiABKAMSLwoPdmlld2luZ19jZWlsaW5nGAcgASgOMhYubWVtb3J5LnYxLlNlbnNpdGl2aXR5GjYKFEJlbGllZnNCeVN0YXR1c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEihAMKEkxpc3RCZWxpZWZzUmVxdWVzdBIrCg92aWV3aW5nX3N1cmZhY2UYASABKAsyEi5tZW1vcnkudjEuU3VyZmFjZRIpCghzdGF0dXNlcxgCIAMoDjIXLm1lbW9yeS52MS5CZWxpZWZTdGF0dXMSFAoMYmVsaWVmX3R5cGVzGAMgAygJEhUKDW9yaWdpbl9zY29wZXMYBCADKAkSLQoNc2Vuc2l0aXZpdGllcxgFIAMoDjIWLm1lbW9yeS52MS5TZW5zaXRpdml0eRIpCgthdXRob3JpdGllcxgGIAMoDjIULm1lbW9yeS52MS5BdXRob3JpdHkSDwoHc3ViamVjdBgHIAEoCRIpCgVhc19vZhgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIa25vd25fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJImoKE0xpc3RCZWxpZWZzUmVzcG9uc2USKwoHYmVsaWVmcxgBIAMoCzIaLm1lbW9yeS52MS5JbnNwZWN0ZWRCZWxpZWYSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEg0KBXRvdGFsGAMgASgFIsgCCg9JbnNwZWN0ZWRCZWxpZWYSIQoGYmVsaWVmGAEgASgLMhEubWVtb3J5LnYxLkJlbGllZhIyCg9jb25maWRlbmNlX2JhbmQYAiABKA4yGS5tZW1vcnkudjEuQ29uZmlkZW5jZUJhbmQSDwoHdXRpbGl0eRgDIAEoARIwCgxsYXN0X3VzZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXN1cGVyc2VkZWRfYnkYBSADKAkSEgoKcmVqZWN0aW9ucxgGIAEoBRIWCg5zdG9yZV9wb3NpdGlvbhgHIAEoAxIPCgdwZXJzb25hGAggASgIEhoKEndpdGhoZWxkX2J5X3NhZmV0eRgJIAEoCRIrCgpzdGF0dXNfbm93GAogASgOMhcubWVtb3J5LnYxLkJlbGllZlN0YXR1cyJSChBHZXRCZWxpZWZSZXF1ZXN0EhEKCWJlbGllZl9pZBgBIAEoCRIrCg92aWV3aW5nX3N1cmZhY2UYAiABKAsyEi5tZW1vcnkudjEuU3VyZmFjZSLYAgoRR2V0QmVsaWVmUmVzcG9uc2USKgoGYmVsaWVmGAEgASgLMhoubWVtb3J5LnYxLkluc3BlY3RlZEJlbGllZhIwCgxwcmVkZWNlc3NvcnMYAiADKAsyGi5tZW1vcnkudjEuSW5zcGVjdGVkQmVsaWVmEi4KCnN1Y2Nlc3NvcnMYAyADKAsyGi5tZW1vcnkudjEuSW5zcGVjdGVkQmVsaWVmEi0KCWNvbmZsaWN0cxgEIAMoCzIaLm1lbW9yeS52MS5JbnNwZWN0ZWRCZWxpZWYSHAoUbGlua2VkX2Fib3ZlX2NlaWxpbmcYBSABKAUSKAoKcmVqZWN0aW9ucxgGIAMoCzIULm1lbW9yeS52MS5SZWplY3Rpb24SKwoPc291cmNlX2VwaXNvZGVzGAcgAygLMhIubWVtb3J5LnYxLkVwaXNvZGUSEQoJY2l0YXRpb25zGAggASgFIrYBCglSZWplY3Rpb24SFAoMcmVqZWN0aW9uX2lkGAEgASgJEiYKBGtpbmQYAiABKA4yGC5tZW1vcnkudjEuUmVqZWN0aW9uS2luZBIcChRjb3JyZWN0aW9uX2JlbGllZl9pZBgDIAEoCRINCgVzY29wZRgEIAEoCRIOCgZyZWFzb24YBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPAoTTGlzdFNlc3Npb25zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJeChRMaXN0U2Vzc2lvbnNSZXNwb25zZRItCghzZXNzaW9ucxgBIAMoCzIbLm1lbW9yeS52MS5JbnNwZWN0ZWRTZXNzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSK3AQoQSW5zcGVjdGVkU2Vzc2lvbhISCgpzZXNzaW9uX2lkGAEgASgJEiwKCGZpcnN0X2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdsYXN0X2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV0dXJucxgEIAEoBRIOCgZ0cmFjZXMYBSABKAUSFQoNY3VycmVudF9zY29wZRgGIAEoCSJNChBMaXN0VHVybnNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVQoRTGlzdFR1cm5zUmVzcG9uc2USJwoFdHVybnMYASADKAsyGC5tZW1vcnkudjEuSW5zcGVjdGVkVHVybhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkidwoNSW5zcGVjdGVkVHVybhIPCgd0dXJuX2lkGAEgASgJEiwKCGZpcnN0X2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgZ0cmFjZXMYAyADKAsyFy5tZW1vcnkudjEuVHJhY2VTdW1tYXJ5IrgBCgxUcmFjZVN1bW1hcnkSEAoIdHJhY2VfaWQYASABKAkSIQoGbW9tZW50GAIgASgOMhEubWVtb3J5LnYxLk1vbWVudBIMCgR0b29sGAMgASgJEhIKCnF1ZXJ5X3RleHQYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmV0dXJuZWQYBiABKAUSDwoHYmxvY2tlZBgHIAEoBSIrChdHZXRSZW5kZXJlZEJsb2NrUmVxdWVzdBIQCgh0cmFjZV9pZBgBIAEoCSJUChNFeHBsYWluVHJhY2VSZXF1ZXN0EhAKCHRyYWNlX2lkGAEgASgJEisKD3ZpZXdpbmdfc3VyZmFjZRgCIAEoCzISLm1lbW9yeS52MS5TdXJmYWNlIs8BChRFeHBsYWluVHJhY2VSZXNwb25zZRISCgpxdWVyeV90ZXh0GAEgASgJEi8KCmNvbnNpZGVyZWQYAiADKAsyGy5tZW1vcnkudjEuQ29uc2lkZXJlZEJlbGllZhIVCg1hYm92ZV9jZWlsaW5nGAMgASgFEhgKEHJlYXNvbnNfcmVjb3JkZWQYBCABKAgSFwoPcmVsZXZhbmNlX2Zsb29yGAUgASgBEhEKCW1heF9pdGVtcxgGIAEoBRIVCg1idWRnZXRfdG9rZW5zGAcgASgFItoBChBDb25zaWRlcmVkQmVsaWVmEhEKCWJlbGllZl9pZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhEKCXN0YXRlbWVudBgDIAEoCRINCgVzY29yZRgEIAEoARIMCgRhcm1zGAUgAygJEiwKB291dGNvbWUYBiABKA4yGy5tZW1vcnkudjEuQ2FuZGlkYXRlT3V0Y29tZRIyCg9jb25maWRlbmNlX2JhbmQYByABKA4yGS5tZW1vcnkudjEuQ29uZmlkZW5jZUJhbmQSEAoId2l0aGhlbGQYCCABKAgiggEKGEdldFJlbmRlcmVkQmxvY2tSZXNwb25zZRIQCghyZW5kZXJlZBgBIAEoCRIXCg9yZW5kZXJlZF9zaGEyNTYYAiABKAkSFAoMdHJhY2Vfc2hhMjU2GAMgASgJEhUKDW1hdGNoZXNfdHJhY2UYBCABKAgSDgoGcmVhc29uGAUgASgJKqEEChBDYW5kaWRhdGVPdXRjb21lEiEKHUNBTkRJREFURV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGwoXQ0FORElEQVRFX09VVENPTUVfU0hPV04QARIxCi1DQU5ESURBVEVfT1VUQ09NRV9TSE9XTl9XSVRIX0NPTkZMSUNUX1BBUlRORVIQAhIoCiRDQU5ESURBVEVfT1VUQ09NRV9XSVRISEVMRF9CWV9TQUZFVFkQAxIhCh1DQU5ESURBVEVfT1VUQ09NRV9CRUxPV19GTE9PUhAEEioKJkNBTkRJREFURV9PVVRDT01FX0JFTE9XX1JFTEFUSVZFX0ZMT09SEAUSIQodQ0FORElEQVRFX09VVENPTUVfT1ZFUl9CVURHRVQQBhIjCh9DQU5ESURBVEVfT1VUQ09NRV9PVkVSX0lURU1fQ0FQEAcSJgoiQ0FORElEQVRFX09VVENPTUVfT1ZFUl9TVUJKRUNUX0NBUBAIEikKJUNBTkRJREFURV9PVVRDT01FX09WRVJfU05BUFNIT1RfU0hBUkUQCRIqCiZDQU5ESURBVEVfT1VUQ09NRV9DT0xMQVBTRURfU1VQRVJTRURFRBAKEisKJ0NBTkRJREFURV9PVVRDT01FX0NPTExBUFNFRF9SRVNUQVRFTUVOVBALEi0KKUNBTkRJREFURV9PVVRDT01FX09WRVJfQlVER0VUX09SX0lURU1fQ0FQEAwy0wQKDkluc3BlY3RTZXJ2aWNlEmQKE0dldFByaW5jaXBhbFN1bW1hcnkSJS5tZW1vcnkudjEuR2V0UHJpbmNpcGFsU3VtbWFyeVJlcXVlc3QaJi5tZW1vcnkudjEuR2V0UHJpbmNpcGFsU3VtbWFyeVJlc3BvbnNlEkwKC0xpc3RCZWxpZWZzEh0ubWVtb3J5LnYxLkxpc3RCZWxpZWZzUmVxdWVzdBoeLm1lbW9yeS52MS5MaXN0QmVsaWVmc1Jlc3BvbnNlEkYKCUdldEJlbGllZhIbLm1lbW9yeS52MS5HZXRCZWxpZWZSZXF1ZXN0GhwubWVtb3J5LnYxLkdldEJlbGllZlJlc3BvbnNlEk8KDExpc3RTZXNzaW9ucxIeLm1lbW9yeS52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0Gh8ubWVtb3J5LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlEkYKCUxpc3RUdXJucxIbLm1lbW9yeS52MS5MaXN0VHVybnNSZXF1ZXN0GhwubWVtb3J5LnYxLkxpc3RUdXJuc1Jlc3BvbnNlElsKEEdldFJlbmRlcmVkQmxvY2sSIi5tZW1vcnkudjEuR2V0UmVuZGVyZWRCbG9ja1JlcXVlc3QaIy5tZW1vcnkudjEuR2V0UmVuZGVyZWRCbG9ja1Jlc3BvbnNlEk8KDEV4cGxhaW5UcmFjZRIeLm1lbW9yeS52MS5FeHBsYWluVHJhY2VSZXF1ZXN0Gh8ubWVtb3J5LnYxLkV4cGxhaW5UcmFjZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_memory_v1_types, file_memory_v1_write_service]);
 
 /**
  * @generated from message memory.v1.GetPrincipalSummaryRequest
@@ -52,7 +52,7 @@ export type GetPrincipalSummaryResponse = Message<"memory.v1.GetPrincipalSummary
   principalId: string;
 
   /**
-   * Beliefs at or below the viewing ceiling, by status name ("active", ...).
+   * Beliefs at or below the viewing ceiling, by their status now (InspectedBelief.status_now) name ("active", ...).
    *
    * @generated from field: map<string, int32> beliefs_by_status = 3;
    */
@@ -104,7 +104,8 @@ export type ListBeliefsRequest = Message<"memory.v1.ListBeliefsRequest"> & {
   viewingSurface?: Surface | undefined;
 
   /**
-   * Filters, each an OR of its values; empty means any.
+   * Filters, each an OR of its values; empty means any. Statuses match
+   * InspectedBelief.status_now.
    *
    * @generated from field: repeated memory.v1.BeliefStatus statuses = 2;
    */
@@ -273,6 +274,16 @@ export type InspectedBelief = Message<"memory.v1.InspectedBelief"> & {
    * @generated from field: string withheld_by_safety = 9;
    */
   withheldBySafety: string;
+
+  /**
+   * Its lifecycle now as recall judges it: SUPERSEDED once a successor in
+   * force names it in its supersedes, even while belief.status (the stored
+   * row) still says ACTIVE or PROVISIONAL. ListBeliefs' statuses filter and
+   * the summary's counts use it.
+   *
+   * @generated from field: memory.v1.BeliefStatus status_now = 10;
+   */
+  statusNow: BeliefStatus;
 };
 
 /**
@@ -490,6 +501,14 @@ export type InspectedSession = Message<"memory.v1.InspectedSession"> & {
    * @generated from field: int32 traces = 5;
    */
   traces: number;
+
+  /**
+   * The project (RecallQuery.current_scope) of the session's latest recall:
+   * the scope a recall "as in this session" runs with.
+   *
+   * @generated from field: string current_scope = 6;
+   */
+  currentScope: string;
 };
 
 /**
@@ -656,6 +675,154 @@ export const GetRenderedBlockRequestSchema: GenMessage<GetRenderedBlockRequest> 
   messageDesc(file_memory_v1_inspect_service, 15);
 
 /**
+ * @generated from message memory.v1.ExplainTraceRequest
+ */
+export type ExplainTraceRequest = Message<"memory.v1.ExplainTraceRequest"> & {
+  /**
+   * Required: a trace of the calling principal (RecallResult.trace_id).
+   *
+   * @generated from field: string trace_id = 1;
+   */
+  traceId: string;
+
+  /**
+   * Its ceiling bounds what is shown; unset means the server's default.
+   *
+   * @generated from field: memory.v1.Surface viewing_surface = 2;
+   */
+  viewingSurface?: Surface | undefined;
+};
+
+/**
+ * Describes the message memory.v1.ExplainTraceRequest.
+ * Use `create(ExplainTraceRequestSchema)` to create a new message.
+ */
+export const ExplainTraceRequestSchema: GenMessage<ExplainTraceRequest> = /*@__PURE__*/
+  messageDesc(file_memory_v1_inspect_service, 16);
+
+/**
+ * @generated from message memory.v1.ExplainTraceResponse
+ */
+export type ExplainTraceResponse = Message<"memory.v1.ExplainTraceResponse"> & {
+  /**
+   * The question the recall answered, as formed (empty for a snapshot).
+   *
+   * @generated from field: string query_text = 1;
+   */
+  queryText: string;
+
+  /**
+   * The ranked candidates in rank order (score, then id), then those that
+   * collapse removed before ranking into the block, in the order they ranked.
+   *
+   * @generated from field: repeated memory.v1.ConsideredBelief considered = 2;
+   */
+  considered: ConsideredBelief[];
+
+  /**
+   * Candidates above the viewing ceiling: a count only.
+   *
+   * @generated from field: int32 above_ceiling = 3;
+   */
+  aboveCeiling: number;
+
+  /**
+   * False when the trace does not hold its candidates' reasons (written
+   * before they were recorded, or past the operator window): outcomes are
+   * then only those the trace still tells (shown, withheld, over the budget).
+   *
+   * @generated from field: bool reasons_recorded = 4;
+   */
+  reasonsRecorded: boolean;
+
+  /**
+   * The limits the recall ran under.
+   *
+   * @generated from field: double relevance_floor = 5;
+   */
+  relevanceFloor: number;
+
+  /**
+   * @generated from field: int32 max_items = 6;
+   */
+  maxItems: number;
+
+  /**
+   * @generated from field: int32 budget_tokens = 7;
+   */
+  budgetTokens: number;
+};
+
+/**
+ * Describes the message memory.v1.ExplainTraceResponse.
+ * Use `create(ExplainTraceResponseSchema)` to create a new message.
+ */
+export const ExplainTraceResponseSchema: GenMessage<ExplainTraceResponse> = /*@__PURE__*/
+  messageDesc(file_memory_v1_inspect_service, 17);
+
+/**
+ * What became of one candidate, and why.
+ *
+ * @generated from message memory.v1.ConsideredBelief
+ */
+export type ConsideredBelief = Message<"memory.v1.ConsideredBelief"> & {
+  /**
+   * @generated from field: string belief_id = 1;
+   */
+  beliefId: string;
+
+  /**
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * Empty when the safety pass withholds it (see outcome).
+   *
+   * @generated from field: string statement = 3;
+   */
+  statement: string;
+
+  /**
+   * The ranked score; 0 for a candidate collapse removed (not recorded).
+   *
+   * @generated from field: double score = 4;
+   */
+  score: number;
+
+  /**
+   * @generated from field: repeated string arms = 5;
+   */
+  arms: string[];
+
+  /**
+   * @generated from field: memory.v1.CandidateOutcome outcome = 6;
+   */
+  outcome: CandidateOutcome;
+
+  /**
+   * The band it was shown with; unspecified when it was not shown or withheld.
+   *
+   * @generated from field: memory.v1.ConfidenceBand confidence_band = 7;
+   */
+  confidenceBand: ConfidenceBand;
+
+  /**
+   * The safety pass withholds its statement (statement is then empty).
+   *
+   * @generated from field: bool withheld = 8;
+   */
+  withheld: boolean;
+};
+
+/**
+ * Describes the message memory.v1.ConsideredBelief.
+ * Use `create(ConsideredBeliefSchema)` to create a new message.
+ */
+export const ConsideredBeliefSchema: GenMessage<ConsideredBelief> = /*@__PURE__*/
+  messageDesc(file_memory_v1_inspect_service, 18);
+
+/**
  * @generated from message memory.v1.GetRenderedBlockResponse
  */
 export type GetRenderedBlockResponse = Message<"memory.v1.GetRenderedBlockResponse"> & {
@@ -701,7 +868,107 @@ export type GetRenderedBlockResponse = Message<"memory.v1.GetRenderedBlockRespon
  * Use `create(GetRenderedBlockResponseSchema)` to create a new message.
  */
 export const GetRenderedBlockResponseSchema: GenMessage<GetRenderedBlockResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_inspect_service, 16);
+  messageDesc(file_memory_v1_inspect_service, 19);
+
+/**
+ * @generated from enum memory.v1.CandidateOutcome
+ */
+export enum CandidateOutcome {
+  /**
+   * Not recorded: an older trace, or one past the operator window.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: CANDIDATE_OUTCOME_SHOWN = 1;
+   */
+  SHOWN = 1,
+
+  /**
+   * Shown only because its unresolved conflict partner was: below the floor on its own.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_SHOWN_WITH_CONFLICT_PARTNER = 2;
+   */
+  SHOWN_WITH_CONFLICT_PARTNER = 2,
+
+  /**
+   * Rendered as a placeholder: the safety pass withheld its statement.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_WITHHELD_BY_SAFETY = 3;
+   */
+  WITHHELD_BY_SAFETY = 3,
+
+  /**
+   * Its score is below the relevance floor.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_BELOW_FLOOR = 4;
+   */
+  BELOW_FLOOR = 4,
+
+  /**
+   * Held back by the floor's relative part: a weak match beside this recall's best one.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_BELOW_RELATIVE_FLOOR = 5;
+   */
+  BELOW_RELATIVE_FLOOR = 5,
+
+  /**
+   * The token budget was full.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_OVER_BUDGET = 6;
+   */
+  OVER_BUDGET = 6,
+
+  /**
+   * The item cap was reached.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_OVER_ITEM_CAP = 7;
+   */
+  OVER_ITEM_CAP = 7,
+
+  /**
+   * Its subject already had the per-subject cap of beliefs.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_OVER_SUBJECT_CAP = 8;
+   */
+  OVER_SUBJECT_CAP = 8,
+
+  /**
+   * A session-open snapshot's share for its kind (durable or priming) was full.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_OVER_SNAPSHOT_SHARE = 9;
+   */
+  OVER_SNAPSHOT_SHARE = 9,
+
+  /**
+   * Collapsed: an older revision of a fact whose newer one was considered.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_COLLAPSED_SUPERSEDED = 10;
+   */
+  COLLAPSED_SUPERSEDED = 10,
+
+  /**
+   * Collapsed: it restates a belief ranked higher.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_COLLAPSED_RESTATEMENT = 11;
+   */
+  COLLAPSED_RESTATEMENT = 11,
+
+  /**
+   * The trace tells only that it was left out by the budget or the item cap.
+   *
+   * @generated from enum value: CANDIDATE_OUTCOME_OVER_BUDGET_OR_ITEM_CAP = 12;
+   */
+  OVER_BUDGET_OR_ITEM_CAP = 12,
+}
+
+/**
+ * Describes the enum memory.v1.CandidateOutcome.
+ */
+export const CandidateOutcomeSchema: GenEnum<CandidateOutcome> = /*@__PURE__*/
+  enumDesc(file_memory_v1_inspect_service, 0);
 
 /**
  * The inspection API: what a principal's memory holds and what each turn was
@@ -778,6 +1045,19 @@ export const InspectService: GenService<{
     methodKind: "unary";
     input: typeof GetRenderedBlockRequestSchema;
     output: typeof GetRenderedBlockResponseSchema;
+  },
+  /**
+   * What became of every candidate a recall considered, each with the one
+   * reason recorded in its trace when it was rendered (shown, withheld by the
+   * safety pass, below the floor, over the budget or a cap, collapsed).
+   * Candidates above the viewing ceiling are counted, never shown.
+   *
+   * @generated from rpc memory.v1.InspectService.ExplainTrace
+   */
+  explainTrace: {
+    methodKind: "unary";
+    input: typeof ExplainTraceRequestSchema;
+    output: typeof ExplainTraceResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memory_v1_inspect_service, 0);

@@ -8,6 +8,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from recall_client._gen.memory.v1 import types_pb2 as _types_pb2
 from recall_client._gen.memory.v1 import write_service_pb2 as _write_service_pb2
 import builtins as _builtins
@@ -20,6 +21,67 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _CandidateOutcome:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CandidateOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CandidateOutcome.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CANDIDATE_OUTCOME_UNSPECIFIED: _CandidateOutcome.ValueType  # 0
+    """Not recorded: an older trace, or one past the operator window."""
+    CANDIDATE_OUTCOME_SHOWN: _CandidateOutcome.ValueType  # 1
+    CANDIDATE_OUTCOME_SHOWN_WITH_CONFLICT_PARTNER: _CandidateOutcome.ValueType  # 2
+    """Shown only because its unresolved conflict partner was: below the floor on its own."""
+    CANDIDATE_OUTCOME_WITHHELD_BY_SAFETY: _CandidateOutcome.ValueType  # 3
+    """Rendered as a placeholder: the safety pass withheld its statement."""
+    CANDIDATE_OUTCOME_BELOW_FLOOR: _CandidateOutcome.ValueType  # 4
+    """Its score is below the relevance floor."""
+    CANDIDATE_OUTCOME_BELOW_RELATIVE_FLOOR: _CandidateOutcome.ValueType  # 5
+    """Held back by the floor's relative part: a weak match beside this recall's best one."""
+    CANDIDATE_OUTCOME_OVER_BUDGET: _CandidateOutcome.ValueType  # 6
+    """The token budget was full."""
+    CANDIDATE_OUTCOME_OVER_ITEM_CAP: _CandidateOutcome.ValueType  # 7
+    """The item cap was reached."""
+    CANDIDATE_OUTCOME_OVER_SUBJECT_CAP: _CandidateOutcome.ValueType  # 8
+    """Its subject already had the per-subject cap of beliefs."""
+    CANDIDATE_OUTCOME_OVER_SNAPSHOT_SHARE: _CandidateOutcome.ValueType  # 9
+    """A session-open snapshot's share for its kind (durable or priming) was full."""
+    CANDIDATE_OUTCOME_COLLAPSED_SUPERSEDED: _CandidateOutcome.ValueType  # 10
+    """Collapsed: an older revision of a fact whose newer one was considered."""
+    CANDIDATE_OUTCOME_COLLAPSED_RESTATEMENT: _CandidateOutcome.ValueType  # 11
+    """Collapsed: it restates a belief ranked higher."""
+    CANDIDATE_OUTCOME_OVER_BUDGET_OR_ITEM_CAP: _CandidateOutcome.ValueType  # 12
+    """The trace tells only that it was left out by the budget or the item cap."""
+
+class CandidateOutcome(_CandidateOutcome, metaclass=_CandidateOutcomeEnumTypeWrapper): ...
+
+CANDIDATE_OUTCOME_UNSPECIFIED: CandidateOutcome.ValueType  # 0
+"""Not recorded: an older trace, or one past the operator window."""
+CANDIDATE_OUTCOME_SHOWN: CandidateOutcome.ValueType  # 1
+CANDIDATE_OUTCOME_SHOWN_WITH_CONFLICT_PARTNER: CandidateOutcome.ValueType  # 2
+"""Shown only because its unresolved conflict partner was: below the floor on its own."""
+CANDIDATE_OUTCOME_WITHHELD_BY_SAFETY: CandidateOutcome.ValueType  # 3
+"""Rendered as a placeholder: the safety pass withheld its statement."""
+CANDIDATE_OUTCOME_BELOW_FLOOR: CandidateOutcome.ValueType  # 4
+"""Its score is below the relevance floor."""
+CANDIDATE_OUTCOME_BELOW_RELATIVE_FLOOR: CandidateOutcome.ValueType  # 5
+"""Held back by the floor's relative part: a weak match beside this recall's best one."""
+CANDIDATE_OUTCOME_OVER_BUDGET: CandidateOutcome.ValueType  # 6
+"""The token budget was full."""
+CANDIDATE_OUTCOME_OVER_ITEM_CAP: CandidateOutcome.ValueType  # 7
+"""The item cap was reached."""
+CANDIDATE_OUTCOME_OVER_SUBJECT_CAP: CandidateOutcome.ValueType  # 8
+"""Its subject already had the per-subject cap of beliefs."""
+CANDIDATE_OUTCOME_OVER_SNAPSHOT_SHARE: CandidateOutcome.ValueType  # 9
+"""A session-open snapshot's share for its kind (durable or priming) was full."""
+CANDIDATE_OUTCOME_COLLAPSED_SUPERSEDED: CandidateOutcome.ValueType  # 10
+"""Collapsed: an older revision of a fact whose newer one was considered."""
+CANDIDATE_OUTCOME_COLLAPSED_RESTATEMENT: CandidateOutcome.ValueType  # 11
+"""Collapsed: it restates a belief ranked higher."""
+CANDIDATE_OUTCOME_OVER_BUDGET_OR_ITEM_CAP: CandidateOutcome.ValueType  # 12
+"""The trace tells only that it was left out by the budget or the item cap."""
+Global___CandidateOutcome: _TypeAlias = CandidateOutcome  # noqa: Y015
 
 @_typing.final
 class GetPrincipalSummaryRequest(_message.Message):
@@ -85,7 +147,7 @@ class GetPrincipalSummaryResponse(_message.Message):
     """The sensitivity ceiling the counts were taken under."""
     @_builtins.property
     def beliefs_by_status(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
-        """Beliefs at or below the viewing ceiling, by status name ("active", ...)."""
+        """Beliefs at or below the viewing ceiling, by their status now (InspectedBelief.status_now) name ("active", ...)."""
 
     def __init__(
         self,
@@ -133,7 +195,9 @@ class ListBeliefsRequest(_message.Message):
 
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_types_pb2.BeliefStatus.ValueType]:
-        """Filters, each an OR of its values; empty means any."""
+        """Filters, each an OR of its values; empty means any. Statuses match
+        InspectedBelief.status_now.
+        """
 
     @_builtins.property
     def belief_types(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
@@ -224,6 +288,7 @@ class InspectedBelief(_message.Message):
     STORE_POSITION_FIELD_NUMBER: _builtins.int
     PERSONA_FIELD_NUMBER: _builtins.int
     WITHHELD_BY_SAFETY_FIELD_NUMBER: _builtins.int
+    STATUS_NOW_FIELD_NUMBER: _builtins.int
     confidence_band: _types_pb2.ConfidenceBand.ValueType
     """The band the renderer shows for its confidence."""
     utility: _builtins.float
@@ -237,6 +302,12 @@ class InspectedBelief(_message.Message):
     """Why the safety pass withholds it from the agent ("injection", "secret",
     "private"); empty when it would be shown. A withheld statement never
     leaves the server: belief.statement is then empty, as in a recall.
+    """
+    status_now: _types_pb2.BeliefStatus.ValueType
+    """Its lifecycle now as recall judges it: SUPERSEDED once a successor in
+    force names it in its supersedes, even while belief.status (the stored
+    row) still says ACTIVE or PROVISIONAL. ListBeliefs' statuses filter and
+    the summary's counts use it.
     """
     @_builtins.property
     def belief(self) -> _types_pb2.Belief: ...
@@ -258,10 +329,11 @@ class InspectedBelief(_message.Message):
         store_position: _builtins.int = ...,
         persona: _builtins.bool = ...,
         withheld_by_safety: _builtins.str = ...,
+        status_now: _types_pb2.BeliefStatus.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "last_used_at", b"last_used_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "confidence_band", b"confidence_band", "last_used_at", b"last_used_at", "persona", b"persona", "rejections", b"rejections", "store_position", b"store_position", "superseded_by", b"superseded_by", "utility", b"utility", "withheld_by_safety", b"withheld_by_safety"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["belief", b"belief", "confidence_band", b"confidence_band", "last_used_at", b"last_used_at", "persona", b"persona", "rejections", b"rejections", "status_now", b"status_now", "store_position", b"store_position", "superseded_by", b"superseded_by", "utility", b"utility", "withheld_by_safety", b"withheld_by_safety"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -441,9 +513,14 @@ class InspectedSession(_message.Message):
     LAST_AT_FIELD_NUMBER: _builtins.int
     TURNS_FIELD_NUMBER: _builtins.int
     TRACES_FIELD_NUMBER: _builtins.int
+    CURRENT_SCOPE_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     turns: _builtins.int
     traces: _builtins.int
+    current_scope: _builtins.str
+    """The project (RecallQuery.current_scope) of the session's latest recall:
+    the scope a recall "as in this session" runs with.
+    """
     @_builtins.property
     def first_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -456,10 +533,11 @@ class InspectedSession(_message.Message):
         last_at: _timestamp_pb2.Timestamp | None = ...,
         turns: _builtins.int = ...,
         traces: _builtins.int = ...,
+        current_scope: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["first_at", b"first_at", "last_at", b"last_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_at", b"first_at", "last_at", b"last_at", "session_id", b"session_id", "traces", b"traces", "turns", b"turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["current_scope", b"current_scope", "first_at", b"first_at", "last_at", b"last_at", "session_id", b"session_id", "traces", b"traces", "turns", b"turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -606,6 +684,128 @@ class GetRenderedBlockRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetRenderedBlockRequest: _TypeAlias = GetRenderedBlockRequest  # noqa: Y015
+
+@_typing.final
+class ExplainTraceRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRACE_ID_FIELD_NUMBER: _builtins.int
+    VIEWING_SURFACE_FIELD_NUMBER: _builtins.int
+    trace_id: _builtins.str
+    """Required: a trace of the calling principal (RecallResult.trace_id)."""
+    @_builtins.property
+    def viewing_surface(self) -> _types_pb2.Surface:
+        """Its ceiling bounds what is shown; unset means the server's default."""
+
+    def __init__(
+        self,
+        *,
+        trace_id: _builtins.str = ...,
+        viewing_surface: _types_pb2.Surface | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["viewing_surface", b"viewing_surface"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["trace_id", b"trace_id", "viewing_surface", b"viewing_surface"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExplainTraceRequest: _TypeAlias = ExplainTraceRequest  # noqa: Y015
+
+@_typing.final
+class ExplainTraceResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    QUERY_TEXT_FIELD_NUMBER: _builtins.int
+    CONSIDERED_FIELD_NUMBER: _builtins.int
+    ABOVE_CEILING_FIELD_NUMBER: _builtins.int
+    REASONS_RECORDED_FIELD_NUMBER: _builtins.int
+    RELEVANCE_FLOOR_FIELD_NUMBER: _builtins.int
+    MAX_ITEMS_FIELD_NUMBER: _builtins.int
+    BUDGET_TOKENS_FIELD_NUMBER: _builtins.int
+    query_text: _builtins.str
+    """The question the recall answered, as formed (empty for a snapshot)."""
+    above_ceiling: _builtins.int
+    """Candidates above the viewing ceiling: a count only."""
+    reasons_recorded: _builtins.bool
+    """False when the trace does not hold its candidates' reasons (written
+    before they were recorded, or past the operator window): outcomes are
+    then only those the trace still tells (shown, withheld, over the budget).
+    """
+    relevance_floor: _builtins.float
+    """The limits the recall ran under."""
+    max_items: _builtins.int
+    budget_tokens: _builtins.int
+    @_builtins.property
+    def considered(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConsideredBelief]:
+        """The ranked candidates in rank order (score, then id), then those that
+        collapse removed before ranking into the block, in the order they ranked.
+        """
+
+    def __init__(
+        self,
+        *,
+        query_text: _builtins.str = ...,
+        considered: _abc.Iterable[Global___ConsideredBelief] | None = ...,
+        above_ceiling: _builtins.int = ...,
+        reasons_recorded: _builtins.bool = ...,
+        relevance_floor: _builtins.float = ...,
+        max_items: _builtins.int = ...,
+        budget_tokens: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["above_ceiling", b"above_ceiling", "budget_tokens", b"budget_tokens", "considered", b"considered", "max_items", b"max_items", "query_text", b"query_text", "reasons_recorded", b"reasons_recorded", "relevance_floor", b"relevance_floor"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExplainTraceResponse: _TypeAlias = ExplainTraceResponse  # noqa: Y015
+
+@_typing.final
+class ConsideredBelief(_message.Message):
+    """What became of one candidate, and why."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BELIEF_ID_FIELD_NUMBER: _builtins.int
+    SUBJECT_FIELD_NUMBER: _builtins.int
+    STATEMENT_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    ARMS_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_BAND_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
+    belief_id: _builtins.str
+    subject: _builtins.str
+    statement: _builtins.str
+    """Empty when the safety pass withholds it (see outcome)."""
+    score: _builtins.float
+    """The ranked score; 0 for a candidate collapse removed (not recorded)."""
+    outcome: Global___CandidateOutcome.ValueType
+    confidence_band: _types_pb2.ConfidenceBand.ValueType
+    """The band it was shown with; unspecified when it was not shown or withheld."""
+    withheld: _builtins.bool
+    """The safety pass withholds its statement (statement is then empty)."""
+    @_builtins.property
+    def arms(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        belief_id: _builtins.str = ...,
+        subject: _builtins.str = ...,
+        statement: _builtins.str = ...,
+        score: _builtins.float = ...,
+        arms: _abc.Iterable[_builtins.str] | None = ...,
+        outcome: Global___CandidateOutcome.ValueType = ...,
+        confidence_band: _types_pb2.ConfidenceBand.ValueType = ...,
+        withheld: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arms", b"arms", "belief_id", b"belief_id", "confidence_band", b"confidence_band", "outcome", b"outcome", "score", b"score", "statement", b"statement", "subject", b"subject", "withheld", b"withheld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConsideredBelief: _TypeAlias = ConsideredBelief  # noqa: Y015
 
 @_typing.final
 class GetRenderedBlockResponse(_message.Message):

@@ -71,6 +71,11 @@ class InspectServiceStub(object):
                 request_serializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockRequest.SerializeToString,
                 response_deserializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockResponse.FromString,
                 _registered_method=True)
+        self.ExplainTrace = channel.unary_unary(
+                '/memory.v1.InspectService/ExplainTrace',
+                request_serializer=memory_dot_v1_dot_inspect__service__pb2.ExplainTraceRequest.SerializeToString,
+                response_deserializer=memory_dot_v1_dot_inspect__service__pb2.ExplainTraceResponse.FromString,
+                _registered_method=True)
 
 
 class InspectServiceServicer(object):
@@ -129,6 +134,16 @@ class InspectServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExplainTrace(self, request, context):
+        """What became of every candidate a recall considered, each with the one
+        reason recorded in its trace when it was rendered (shown, withheld by the
+        safety pass, below the floor, over the budget or a cap, collapsed).
+        Candidates above the viewing ceiling are counted, never shown.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_InspectServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -161,6 +176,11 @@ def add_InspectServiceServicer_to_server(servicer, server):
                     servicer.GetRenderedBlock,
                     request_deserializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockRequest.FromString,
                     response_serializer=memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockResponse.SerializeToString,
+            ),
+            'ExplainTrace': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExplainTrace,
+                    request_deserializer=memory_dot_v1_dot_inspect__service__pb2.ExplainTraceRequest.FromString,
+                    response_serializer=memory_dot_v1_dot_inspect__service__pb2.ExplainTraceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -332,6 +352,33 @@ class InspectService(object):
             '/memory.v1.InspectService/GetRenderedBlock',
             memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockRequest.SerializeToString,
             memory_dot_v1_dot_inspect__service__pb2.GetRenderedBlockResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExplainTrace(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memory.v1.InspectService/ExplainTrace',
+            memory_dot_v1_dot_inspect__service__pb2.ExplainTraceRequest.SerializeToString,
+            memory_dot_v1_dot_inspect__service__pb2.ExplainTraceResponse.FromString,
             options,
             channel_credentials,
             insecure,

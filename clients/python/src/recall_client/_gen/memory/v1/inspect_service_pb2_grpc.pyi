@@ -59,6 +59,12 @@ class InspectServiceStub:
     order, with the trace's as_of and policy), and whether those bytes hash
     to the trace's rendered_sha256: the block is not stored, its hash is.
     """
+    ExplainTrace: _grpc.UnaryUnaryMultiCallable[_inspect_service_pb2.ExplainTraceRequest, _inspect_service_pb2.ExplainTraceResponse]
+    """What became of every candidate a recall considered, each with the one
+    reason recorded in its trace when it was rendered (shown, withheld by the
+    safety pass, below the floor, over the budget or a cap, collapsed).
+    Candidates above the viewing ceiling are counted, never shown.
+    """
 
 @_typing.type_check_only
 class InspectServiceAsyncStub(InspectServiceStub):
@@ -90,6 +96,12 @@ class InspectServiceAsyncStub(InspectServiceStub):
     """A recall's block rendered again from its trace (the returned ids, in
     order, with the trace's as_of and policy), and whether those bytes hash
     to the trace's rendered_sha256: the block is not stored, its hash is.
+    """
+    ExplainTrace: _aio.UnaryUnaryMultiCallable[_inspect_service_pb2.ExplainTraceRequest, _inspect_service_pb2.ExplainTraceResponse]  # type: ignore[assignment]
+    """What became of every candidate a recall considered, each with the one
+    reason recorded in its trace when it was rendered (shown, withheld by the
+    safety pass, below the floor, over the budget or a cap, collapsed).
+    Candidates above the viewing ceiling are counted, never shown.
     """
 
 class InspectServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -155,6 +167,18 @@ class InspectServiceServicer(metaclass=_abc_1.ABCMeta):
         """A recall's block rendered again from its trace (the returned ids, in
         order, with the trace's as_of and policy), and whether those bytes hash
         to the trace's rendered_sha256: the block is not stored, its hash is.
+        """
+
+    @_abc_1.abstractmethod
+    def ExplainTrace(
+        self,
+        request: _inspect_service_pb2.ExplainTraceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_inspect_service_pb2.ExplainTraceResponse, _abc.Awaitable[_inspect_service_pb2.ExplainTraceResponse]]:
+        """What became of every candidate a recall considered, each with the one
+        reason recorded in its trace when it was rendered (shown, withheld by the
+        safety pass, below the floor, over the budget or a cap, collapsed).
+        Candidates above the viewing ceiling are counted, never shown.
         """
 
 def add_InspectServiceServicer_to_server(servicer: InspectServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -18,7 +18,12 @@ interface CallNotes {
   traceId?: string;
   /** Beliefs or episodes the call returned (for the span's gen_ai.memory.record.count). */
   records?: number;
+  /** The recall's principal holds no memory at all (RecallResult.no_memory). */
+  noMemory?: boolean;
 }
+
+/** The line of a recall whose principal holds no memory (never written, or erased with nothing since). */
+export const NO_MEMORY_LINE = "recall of a principal with no memory: nothing was ever written for this tenant and principal (or it was erased); check the ids the caller sends";
 
 const notesKey = createContextKey<CallNotes | undefined>(undefined, { description: "per-call log notes" });
 
@@ -26,6 +31,12 @@ const notesKey = createContextKey<CallNotes | undefined>(undefined, { descriptio
 export function noteTraceId(ctx: HandlerContext, traceId: string): void {
   const notes = ctx.values.get(notesKey);
   if (notes) notes.traceId = traceId;
+}
+
+/** Lets a recall handler say that its principal holds no memory at all: the call gets one more line, at info. */
+export function noteNoMemory(ctx: HandlerContext): void {
+  const notes = ctx.values.get(notesKey);
+  if (notes) notes.noMemory = true;
 }
 
 /** Lets a read handler say how many records it returned (a binary reply's items may be pre-encoded, not countable). */
@@ -72,6 +83,8 @@ export function requestLogInterceptor(logger: Logger): Interceptor {
       const fields = { method, code: statusName(code), durationMs, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId };
       const level = callLogLevel(code);
       if (level === "info") logger.info(fields, CALL_LINE);
+      // An empty block from a principal never written is most often a caller sending the wrong ids.
+      if (code === undefined && notes.noMemory) logger.info({ method, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId }, NO_MEMORY_LINE);
       // The unmapped error (SQL, stack) stays in the log; the caller only ever sees the generic status.
       else logger[level]({ ...fields, err: error instanceof ConnectError ? error.message : error }, "call failed");
     };

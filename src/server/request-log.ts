@@ -1,5 +1,5 @@
 import { Code, ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
-import { CALL_LINE, type Logger } from "../log/logger.js";
+import { CALL_LINE, NO_MEMORY_LINE, type Logger } from "../log/logger.js";
 import { whenCallEnds } from "./call-end.js";
 import type { UnaryStatusObserver } from "./wire/decode-errors.js";
 import { toConnectError } from "./errors.js";
@@ -21,9 +21,6 @@ interface CallNotes {
   /** The recall's principal holds no memory at all (RecallResult.no_memory). */
   noMemory?: boolean;
 }
-
-/** The line of a recall whose principal holds no memory (never written, or erased with nothing since). */
-export const NO_MEMORY_LINE = "recall of a principal with no memory: nothing was ever written for this tenant and principal (or it was erased); check the ids the caller sends";
 
 const notesKey = createContextKey<CallNotes | undefined>(undefined, { description: "per-call log notes" });
 
@@ -83,10 +80,10 @@ export function requestLogInterceptor(logger: Logger): Interceptor {
       const fields = { method, code: statusName(code), durationMs, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId };
       const level = callLogLevel(code);
       if (level === "info") logger.info(fields, CALL_LINE);
-      // An empty block from a principal never written is most often a caller sending the wrong ids.
-      if (code === undefined && notes.noMemory) logger.info({ method, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId }, NO_MEMORY_LINE);
       // The unmapped error (SQL, stack) stays in the log; the caller only ever sees the generic status.
       else logger[level]({ ...fields, err: error instanceof ConnectError ? error.message : error }, "call failed");
+      // An empty block from a principal never written is most often a caller sending the wrong ids.
+      if (code === undefined && notes.noMemory) logger.info({ method, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId }, NO_MEMORY_LINE);
     };
     return whenCallEnds(() => next(req), finish, toConnectError);
   };

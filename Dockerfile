@@ -19,8 +19,8 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 FROM node:20-bookworm-slim
 # Loopback by default: in a pod the agent shares this network namespace, and trusted x-tenant-id
 # headers are safe only where no other peer can send them. To listen on the pod network, set
-# RECALL_HOST=0.0.0.0 together with RECALL_IDENTITY=jwt or mtls (see "Who may call" in the README);
-# the sidecar refuses to start on 0.0.0.0 with trusted headers.
+# RECALL_HOST=0.0.0.0 together with RECALL_IDENTITY=jwt or mtls (see "Who may call" in
+# docs/identity-and-deployment.md); the sidecar refuses to start on 0.0.0.0 with trusted headers.
 ENV NODE_ENV=production \
     RECALL_HOST=127.0.0.1 \
     RECALL_PORT=50051 \

@@ -1,7 +1,7 @@
 // A test an agent-runtime author can copy: a real recall sidecar per test file, seeded with
 // fixtures, reset between tests, called through the SDK. Needs `recall` built (npm run build).
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { startLocalSidecar, type LocalSidecar } from "recall/testing";
+import { startLocalSidecar, type LocalSidecar } from "@recall-memory/sidecar/testing";
 
 const andy = { tenantId: "acme", principalId: "andy" };
 const memories = [

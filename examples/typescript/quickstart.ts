@@ -1,5 +1,5 @@
-import { createRecallClient } from "recall";
-import { startLocalSidecar } from "recall/testing";
+import { createRecallClient } from "@recall-memory/sidecar";
+import { startLocalSidecar } from "@recall-memory/sidecar/testing";
 
 const andy = { tenantId: "acme", principalId: "andy" };
 const helix = { belief_id: "8f21a0c3-0000-4000-8000-000000000001", subject: "Andy", statement: "Andy's editor is Helix.",

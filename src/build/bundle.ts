@@ -11,7 +11,7 @@ import { build } from "rolldown";
  * code in `dist/chunks/`. Node's ESM loader costs about 1 ms of CPU per
  * file, and a sidecar imported some 570 files: bundled, a start spends
  * about 0.5 s less CPU before it can open its store (docs/adr/0007).
- * The library entry points (`recall`, `recall/testing`) stay as tsc wrote them.
+ * The library entry points (`@recall-memory/sidecar`, `@recall-memory/sidecar/testing`) stay as tsc wrote them.
  *
  * Every file lands two folders below the package root, as the modules it
  * holds were, so their `new URL("../../sql/", import.meta.url)` and the

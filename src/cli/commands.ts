@@ -76,13 +76,16 @@ one principal given (docs/mcp.md). Logs go to stderr; stdout carries the protoco
   {
     name: "demo",
     summary: "the sidecar on the embedded store with demo memories",
-    help: `usage: recall demo [--once]
+    help: `usage: recall demo [--once] [--reset]
 Start the sidecar on the embedded store (RECALL_DATA_DIR, default ./.recall-data), load a small demo
 memory over gRPC, print a session-open snapshot and an in-turn recall with their trace ids, and keep
-serving until Ctrl-C.
-  --once   exit after printing`,
+serving until Ctrl-C. Each start erases the demo principal (demo-tenant/andy) and loads its memory
+again, so what the inspector changed lasts until the demo stops.
+  --once    exit after printing
+  --reset   wipe the data directory first and start it empty (refused when it holds memory of any
+            other principal)`,
     run: async (args, config) => {
-      const { values } = parseArgs({ args, options: { once: { type: "boolean", default: false } } });
+      const { values } = parseArgs({ args, options: { once: { type: "boolean", default: false }, reset: { type: "boolean", default: false } } });
       return (await import("./demo.js")).runDemo(config, values);
     },
   },

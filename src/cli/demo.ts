@@ -10,14 +10,20 @@ import { DEMO_PRINCIPAL, DEMO_TENANT, PERSONA_HELD_ID, demoBeliefs, demoEpisodes
 import { untilSignalled } from "./serve.js";
 import { INSPECTOR_SESSION, playInspectorSession } from "./demo-turns.js";
 import { isLoopback } from "../config/edge-config.js";
+import { resetDemoDataDir } from "./demo-reset.js";
 
 /**
  * `recall demo`: the sidecar on the embedded store (always PGlite, whatever
  * RECALL_DATABASE_URL says), the demo memory loaded over gRPC, then a
  * session-open snapshot and an in-turn recall printed as an agent runtime
  * would receive them.
+ *
+ * Each start erases the demo principal and loads its memory again, so the
+ * output is the README's whatever the last run changed (a rejection in the
+ * inspector, the citations its session records): a change lasts until the
+ * demo stops. `--reset` wipes the whole data directory first (demo-reset.ts).
  */
-export async function runDemo(config: Config, options: { once: boolean }): Promise<number> {
+export async function runDemo(config: Config, options: { once: boolean; reset: boolean }): Promise<number> {
   const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
   // The inspector page comes with the serving demo wherever it is safe without more setup (loopback, trusted headers).
   const ui = config.ui || (!options.once && config.identity.mode === "headers" && isLoopback(config.listen.host));
@@ -26,6 +32,8 @@ export async function runDemo(config: Config, options: { once: boolean }): Promi
     ui,
     store: config.store.kind === "pglite" ? config.store : { kind: "pglite", dataDir: "./.recall-data" },
   };
+  const dataDir = embedded.store.kind === "pglite" ? embedded.store.dataDir : "?";
+  if (options.reset) await resetDemoDataDir(embedded.store, { tenantId: DEMO_TENANT, principalId: DEMO_PRINCIPAL }, logger);
   const sidecar = await startSidecar(embedded, logger);
   const address = `http://${config.listen.host.includes(":") ? `[${config.listen.host}]` : config.listen.host}:${sidecar.port}`;
   try {
@@ -44,13 +52,18 @@ export async function runDemo(config: Config, options: { once: boolean }): Promi
 
     // A load, not an agent's turn: a deadline that a busy machine cannot miss (the default is 2 s).
     const loading = { timeoutMs: 30_000 };
+    // The demo's memory as it ships, whatever an earlier run left (the principal's alone: the directory may hold others).
+    await write.erasePrincipal({ tenantId: DEMO_TENANT, principalId: DEMO_PRINCIPAL }, loading);
     await write.putBeliefs({ beliefs: demoBeliefs() }, loading);
     await write.appendEpisodes({ episodes: demoEpisodes() }, loading);
     await write.setPersonaEntry({ beliefId: PERSONA_HELD_ID }, loading);
+    // The index serves the recalls below, as it would a principal in use: a load in the background
+    // would share the embedded store's one connection with their trace writes, or still run at --once's stop.
+    await sidecar.loadIndex({ tenantId: DEMO_TENANT, principalId: DEMO_PRINCIPAL });
 
     const out = (s: string) => process.stdout.write(s);
-    out(`recall demo: sidecar on ${address} (embedded store in ${embedded.store.kind === "pglite" ? embedded.store.dataDir : "?"})\n`);
-    out(`principal ${DEMO_TENANT}/${DEMO_PRINCIPAL}, session in project "veetbot"\n\n`);
+    out(`recall demo: sidecar on ${address} (embedded store in ${dataDir})\n`);
+    out(`principal ${DEMO_TENANT}/${DEMO_PRINCIPAL}, session in project "veetbot"; its memory is loaded afresh at each start\n\n`);
 
     const snapshot = await recallOnce(read, {
       moment: Moment.SNAPSHOT,

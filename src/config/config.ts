@@ -42,7 +42,8 @@ const envSchema = z.object({
   RECALL_INDEX_HEAD_CHECK_MS: positiveInt.max(3_600_000).default(1_000),
   // A restarted sidecar loads the indexes it held before (warm-principals.json in the data directory).
   RECALL_INDEX_WARM: z.enum(["on", "off"]).default("on"),
-  RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.default(250),
+  // Default: 250 ms on PostgreSQL, EMBEDDED_TRACE_WRITE_TIMEOUT_MS on the embedded store (see there).
+  RECALL_TRACE_WRITE_TIMEOUT_MS: positiveInt.optional(),
   RECALL_TRACE_RETRY_QUEUE_MAX: positiveInt.default(1000),
   RECALL_TRACE_RETRY_INTERVAL_MS: positiveInt.default(1000),
   // The outage spool (PostgreSQL only): see docs/operations.md. Default: the data directory.
@@ -197,6 +198,16 @@ export interface SemanticConfig {
 /** The hashed embedder's dimension when none is configured. */
 export const DEFAULT_HASHED_DIMENSIONS = 256;
 
+/**
+ * The embedded store's trace write timeout. Its statements run one at a time
+ * on one thread, so a batch that outlives the timeout cannot have the next one
+ * written beside it (they queue on that thread): the timeout only decides when
+ * a write is called slow. Its first trace write after a start runs cold (140 to
+ * 380 ms on a loaded two-core machine, where PostgreSQL's 250 ms made `npm run
+ * demo` end with a "trace write is slow" line); 2 s still flags a stuck one.
+ */
+export const EMBEDDED_TRACE_WRITE_TIMEOUT_MS = 2_000;
+
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
@@ -249,7 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       warmDir: e.RECALL_INDEX_WARM === "on" && e.RECALL_INDEX_MB > 0 ? e.RECALL_DATA_DIR : null,
     }),
     traces: Object.freeze({
-      writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS,
+      writeTimeoutMs: e.RECALL_TRACE_WRITE_TIMEOUT_MS ?? (e.RECALL_DATABASE_URL ? 250 : EMBEDDED_TRACE_WRITE_TIMEOUT_MS),
       retryQueueMax: e.RECALL_TRACE_RETRY_QUEUE_MAX,
       retryIntervalMs: e.RECALL_TRACE_RETRY_INTERVAL_MS,
       flushMs: e.RECALL_TRACE_FLUSH_MS,

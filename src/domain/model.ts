@@ -143,8 +143,10 @@ export interface RecallResult {
   snapshotWatermark: number;
   fromCache: boolean;
   corrections: Correction[];
-  /** The valid time the block was rendered with. */
-  asOf?: Date;
+  /** The valid time the block was rendered with; null when the query had none and the principal was never written. */
+  asOf?: Date | null;
+  /** The principal holds no memory at all (never written, or erased with nothing since): an empty block says nothing matched only when this is false. */
+  noMemory?: boolean;
   /** The query's transaction time, when it had one. */
   knownAt?: Date | null;
   /** Set when episodic search is advised (never run by the server itself). */
@@ -174,7 +176,8 @@ export interface RecallTrace {
   createdAt: Date;
   operatorFieldsExpireAt: Date;
   ranked: RecalledBelief[] | null;
-  asOf: Date;
+  /** The valid time the ranking was pinned to; null when the query had none and the principal was never written. */
+  asOf: Date | null;
   /** The agent tool that made the call ("memory.search@2.1.0", ...); absent or "" for Recall. */
   tool?: string;
   /** RecallEpisodes traces: the episode query that ran, and what it returned. */
@@ -253,7 +256,8 @@ export interface RecallTraceView {
   beliefs: TracedBelief[];
   consideredNotShown: number;
   withheldBySafety: number;
-  asOf: Date;
+  /** The latest trace's as_of; null when it had none (a principal never written) or there was no trace. */
+  asOf: Date | null;
 }
 
 export interface SubjectAlias {

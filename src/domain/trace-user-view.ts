@@ -15,7 +15,7 @@ export interface TurnTrace {
   traceId: string;
   moment: Moment;
   createdAt: Date;
-  asOf: Date;
+  asOf: Date | null;
   returned: readonly string[];
   /** Band per `returned` entry, as rendered; empty for traces older than the field. */
   returnedBands: readonly ConfidenceBand[];
@@ -84,6 +84,6 @@ export function userView(turnId: string, traces: readonly TurnTrace[], shown: re
     beliefs: [...beliefs.values()],
     consideredNotShown: ordered.reduce((sum, t) => sum + t.consideredNotShown, 0),
     withheldBySafety: new Set(ordered.flatMap((t) => t.blockedWithinCeiling)).size,
-    asOf: latest?.asOf ?? new Date(0),
+    asOf: latest?.asOf ?? null,
   };
 }

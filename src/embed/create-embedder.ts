@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { ConfigError, type SemanticConfig } from "../config/config.js";
 import type { Embedder } from "../ports/embedder.js";
 import { hashedEmbedder } from "./hashed-embedder.js";
@@ -19,6 +20,7 @@ export function createEmbedder(config: SemanticConfig): Embedder {
 }
 
 function localEmbedder(dir: string, threads: number, expectedDimensions: number | undefined): LocalEmbedder {
+  requireOnnxRuntime();
   let folder;
   try {
     folder = readModelFolder(dir);
@@ -33,4 +35,20 @@ function localEmbedder(dir: string, threads: number, expectedDimensions: number 
   // The model loads while the sidecar starts: the first recall does not wait for it (a failure is the first embed's).
   embedder.start().catch(() => undefined);
   return embedder;
+}
+
+/**
+ * ONNX Runtime is an optional peer of the published package (288 MB unpacked for every platform,
+ * and on linux-x64 its install script fetches CUDA libraries): only RECALL_EMBEDDER=local needs it,
+ * so without it the start stops here saying how to add it (docs/adr/0029).
+ */
+function requireOnnxRuntime(): void {
+  try {
+    createRequire(import.meta.url).resolve("onnxruntime-node");
+  } catch {
+    throw new ConfigError(
+      "RECALL_EMBEDDER=local: onnxruntime-node is not installed (an optional peer dependency of @recall-memory/sidecar): " +
+        "npm install onnxruntime-node@1.30.0 --ignore-scripts beside it, or use RECALL_EMBEDDER=openai",
+    );
+  }
 }

@@ -131,7 +131,10 @@ interface Gathered {
   cacheKey: string | null;
   /** Each requested subject with its own names (alias-expanded). */
   subjectGroups: Map<string, string[]>;
-  asOf: Date;
+  /** Null when the query had no as_of and the principal was never written: nothing pins the block. */
+  asOf: Date | null;
+  /** The principal holds no memory: never written, or erased with nothing written since. */
+  noMemory: boolean;
   filter: EligibilityFilter;
   policyVersion: string;
   deltaAfter: number | null;
@@ -164,7 +167,9 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   const namedSubjects = [...new Set([...subjectGroups.values()].flat())].sort();
   // Ranking and rendering are pinned to as_of: the query's, or else the time
   // of the principal's last write, so an unchanged store renders the same bytes.
-  const asOf = query.asOf ?? head.updatedAt ?? new Date(0);
+  // A principal never written has no such time: its block has no as_of.
+  const asOf = query.asOf ?? head.updatedAt ?? null;
+  const noMemory = head.position === 0 || head.erasedPosition === head.position;
 
   // 2. Hard filter (applied inside every arm's SQL).
   const filter = eligibilityFilter(run.principal, query, ctx.surface.sensitivityCeiling, namedSubjects, {
@@ -227,7 +232,7 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   // A cancelled call stops here and below: its block would never reach the model, so it is
   // neither finished nor traced (runArms already abandons the arms at the cancel).
   run.signal.throwIfAborted();
-  return { query, head, cacheKey, subjectGroups, asOf, filter, policyVersion, deltaAfter, marginMs, outcomes, corrections };
+  return { query, head, cacheKey, subjectGroups, asOf, noMemory, filter, policyVersion, deltaAfter, marginMs, outcomes, corrections };
 }
 
 /** What steps 4-8 made of the arms' outcomes: the ranked lines, what was admitted, and the bytes. */
@@ -269,7 +274,7 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
     const { belief, memo } = rows.get(f.beliefId)!;
     const carried = isCarried(belief, query.currentScope);
     // A historical query ranks a belief with the lifecycle it had at as_of.
-    const s = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf, weights }, policy);
+    const s = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf ?? now, weights }, policy);
     return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity), memo);
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
@@ -330,7 +335,7 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
 /** Step 9: the result and its trace, recorded in the same pass and bound to the exact bytes; then the session's snapshot and the cache. */
 async function record(deps: PipelineDeps, run: RecallRun, g: Gathered, d: Decided, now: Date): Promise<RecallOutcome> {
   const ctx = run.context;
-  const { query, head, asOf, corrections } = g;
+  const { query, head, asOf, noMemory, corrections } = g;
   const { items, assembled } = d;
   const traceId = randomUUID();
   const degraded = g.outcomes.filter((o) => o.degraded).map((o) => o.arm).sort();
@@ -346,6 +351,7 @@ async function record(deps: PipelineDeps, run: RecallRun, g: Gathered, d: Decide
     fromCache: false,
     corrections,
     asOf,
+    noMemory,
     knownAt: query.knownAt,
     episodeAdvice: d.episodeAdvice,
   };

@@ -39,7 +39,7 @@ import { decodePageToken, encodePageToken, episodeQueryKey } from "./wire/page-t
 import { withPreEncodedItems } from "./wire/recalled-item.js";
 import { assertSameIdentity, principalOf } from "./identity/identity.js";
 import { repliesInBinary } from "./wire/reply-format.js";
-import { noteRecordCount, noteTraceId } from "./request-log.js";
+import { noteNoMemory, noteRecordCount, noteTraceId } from "./request-log.js";
 import { storeDeadlineOf } from "./store-deadline-interceptor.js";
 import * as validate from "./wire/validate.js";
 
@@ -127,6 +127,7 @@ async function* recallRpc(deps: MemoryServiceDeps, req: RecallRequest, ctx: Hand
   }
   noteTraceId(ctx, step.value.result.traceId);
   noteRecordCount(ctx, step.value.result.items.length);
+  if (step.value.result.noMemory) noteNoMemory(ctx);
   yield create(RecallEventSchema, { event: { case: "result", value: resultToProto(step.value, preEncoded) } });
 }
 
@@ -166,6 +167,7 @@ async function search(deps: MemoryServiceDeps, req: SearchRequest, ctx: HandlerC
   );
   noteTraceId(ctx, outcome.result.traceId);
   noteRecordCount(ctx, outcome.result.items.length);
+  if (outcome.result.noMemory) noteNoMemory(ctx);
   return create(SearchResponseSchema, {
     result: resultToProto(outcome, repliesInBinary(ctx)),
     resolvedScope: resolution.scope,

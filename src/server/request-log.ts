@@ -1,5 +1,5 @@
 import { Code, ConnectError, createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
-import { CALL_LINE, type Logger } from "../log/logger.js";
+import { CALL_LINE, NO_MEMORY_LINE, type Logger } from "../log/logger.js";
 import { whenCallEnds } from "./call-end.js";
 import type { UnaryStatusObserver } from "./wire/decode-errors.js";
 import { toConnectError } from "./errors.js";
@@ -18,6 +18,8 @@ interface CallNotes {
   traceId?: string;
   /** Beliefs or episodes the call returned (for the span's gen_ai.memory.record.count). */
   records?: number;
+  /** The recall's principal holds no memory at all (RecallResult.no_memory). */
+  noMemory?: boolean;
 }
 
 const notesKey = createContextKey<CallNotes | undefined>(undefined, { description: "per-call log notes" });
@@ -26,6 +28,12 @@ const notesKey = createContextKey<CallNotes | undefined>(undefined, { descriptio
 export function noteTraceId(ctx: HandlerContext, traceId: string): void {
   const notes = ctx.values.get(notesKey);
   if (notes) notes.traceId = traceId;
+}
+
+/** Lets a recall handler say that its principal holds no memory at all: the call gets one more line, at info. */
+export function noteNoMemory(ctx: HandlerContext): void {
+  const notes = ctx.values.get(notesKey);
+  if (notes) notes.noMemory = true;
 }
 
 /** Lets a read handler say how many records it returned (a binary reply's items may be pre-encoded, not countable). */
@@ -74,6 +82,8 @@ export function requestLogInterceptor(logger: Logger): Interceptor {
       if (level === "info") logger.info(fields, CALL_LINE);
       // The unmapped error (SQL, stack) stays in the log; the caller only ever sees the generic status.
       else logger[level]({ ...fields, err: error instanceof ConnectError ? error.message : error }, "call failed");
+      // An empty block from a principal never written is most often a caller sending the wrong ids.
+      if (code === undefined && notes.noMemory) logger.info({ method, traceId: notes.traceId, tenant: caller?.tenantId, principal: caller?.principalId }, NO_MEMORY_LINE);
     };
     return whenCallEnds(() => next(req), finish, toConnectError);
   };

@@ -50,7 +50,7 @@ import { startSweeper } from "../trace/sweeper.js";
 import { TraceWriter } from "../trace/trace-writer.js";
 import { OutageSpool } from "../trace/outage-spool.js";
 import { TraceSpool } from "../trace/trace-spool.js";
-import { SENSITIVITY } from "../domain/model.js";
+import { SENSITIVITY, type Principal } from "../domain/model.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { withBreaker } from "../embed/embedder-breaker.js";
 import { EmbeddingBackfill } from "../embed/embedding-backfill.js";
@@ -92,6 +92,12 @@ export interface Sidecar {
   readonly traces: TraceWriter;
   /** The memory inspector page (RECALL_UI=on), with the address to open; undefined when off. */
   readonly inspector: { page: InspectorPage; address(principal?: { tenantId: string; principalId: string }): string } | undefined;
+  /**
+   * Loads a principal's in-process index now, resolving once it serves (at once when the index is
+   * off): for a caller about to recall for a principal it has just written (the demo), whose first
+   * recalls would otherwise be answered from SQL while the load competes with them and their traces.
+   */
+  loadIndex(p: Principal): Promise<void>;
   /** Graceful stop: NOT_SERVING, GOAWAY, in-flight calls finish within the grace period, then the store closes. */
   stop(): Promise<void>;
 }
@@ -298,6 +304,7 @@ async function startComponents(
     store,
     traces,
     inspector,
+    loadIndex: (p) => (indexes.enabled ? indexes.load(p) : Promise.resolve()),
     stop() {
       stopping ??= (async () => {
         await parts.stopAll({ deadlineAt: Date.now() + config.shutdownGraceMs, aborted: false });

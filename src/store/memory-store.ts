@@ -92,6 +92,15 @@ export class MemoryStore {
     return { position: Number(r.position), updatedAt: (r.updated_at as Date | null) ?? null, erasedPosition: erased };
   }
 
+  /** How many principals other than `p` this store holds memory of (`recall demo --reset` wipes a store only when none). */
+  async otherPrincipalCount(p: Principal): Promise<number> {
+    const rows = await this.db.query(
+      "SELECT count(*) AS n FROM principal_heads WHERE NOT (tenant_id = $1 AND principal_id = $2)",
+      [p.tenantId, p.principalId],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
   // The store's public surface, by side. Writes:
   readonly putBeliefs: BeliefWrites["putBeliefs"] = (...a) => this.writes.putBeliefs(...a);
   readonly appendEpisodes: BeliefWrites["appendEpisodes"] = (...a) => this.writes.appendEpisodes(...a);

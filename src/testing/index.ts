@@ -5,7 +5,7 @@ import { EPHEMERAL_DATA_DIR } from "../store/ephemeral-start.js";
 import type { Fixture } from "./fixtures.js";
 
 /**
- * `recall/testing`: a real recall sidecar for an agent runtime's integration
+ * `@recall-memory/sidecar/testing`: a real recall sidecar for an agent runtime's integration
  * tests, started in a second or less on an in-memory store, seeded with
  * fixtures, reset between tests. It is a child process (not a server inside
  * the test's own process), so fake timers, module mocks and a crashing test

@@ -462,7 +462,7 @@ export function userSafeFields(t: RecallTrace) {
     consideredNotShown: t.consideredNotShown,
     droppedForBudgetCount: t.droppedForBudgetCount,
     retrievalPolicyVersion: t.retrievalPolicyVersion,
-    asOf: t.asOf.toISOString(),
+    asOf: t.asOf?.toISOString() ?? null,
     createdAt: t.createdAt.toISOString(),
   };
 }

@@ -57,6 +57,9 @@ describe.each(["pglite", "postgres"] as const)("ErasePrincipal over gRPC (%s)", 
     const after = await snapshot(me);
     expect(after.from_cache).toBe(false);
     expect(after.items).toEqual([]);
+    // Erased with nothing written since: no memory at all, and the result says so.
+    expect(after.no_memory).toBe(true);
+    expect(open.no_memory).toBe(false);
     const search = await unary(c.memory, "Search", { text: "concise writing" }, me);
     expect(search.result.items).toEqual([]);
     expect((await failure(unary(c.memory, "GetTrace", { trace_id: open.trace_id }, me))).code).toBe(grpc.status.NOT_FOUND);

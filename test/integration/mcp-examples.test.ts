@@ -28,6 +28,24 @@ interface StdioEntry {
 
 const example = (file: string) => JSON.parse(readFileSync(`${ROOT}examples/mcp/${file}`, "utf8")) as Record<string, Record<string, unknown>>;
 
+/**
+ * The examples name the host's project (--scope, or x-session-scope over HTTP): without it veetbot's
+ * own beliefs read as carried in from elsewhere ("(learned in veetbot)") and drop a band.
+ */
+const DEPLOY_SEARCH = { text: "where is veetbot deployed", subjects: ["veetbot deploy"] };
+function expectProjectBeliefsAtHome(text: string): void {
+  expect(text).toContain("veetbot deploys to");
+  expect(text).not.toContain("(learned in veetbot)");
+}
+
+describe("every MCP host configuration in the docs names the project", () => {
+  it.each(["README.md", "docs/mcp.md"])("%s", (file) => {
+    const blocks = [...readFileSync(`${ROOT}${file}`, "utf8").matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => b.includes("recall"));
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const block of blocks) expect(block).toMatch(/"--scope", "veetbot"|"x-session-scope": "veetbot"/);
+  });
+});
+
 describe("examples/mcp host configurations", () => {
   let sidecar: SidecarProcess;
   beforeAll(async () => {
@@ -60,6 +78,7 @@ describe("examples/mcp host configurations", () => {
       expect((await client.listTools()).tools).toHaveLength(3);
       const result = await client.callTool({ name: "memory_search", arguments: { text: "which editor does Andy use", subjects: ["Andy"] } });
       expect(textOf(result as Parameters<typeof textOf>[0])).toContain("Andy's editor is Helix.");
+      expectProjectBeliefsAtHome(textOf((await client.callTool({ name: "memory_search", arguments: DEPLOY_SEARCH })) as Parameters<typeof textOf>[0]));
     } finally {
       await client.close();
     }
@@ -71,6 +90,7 @@ describe("examples/mcp host configurations", () => {
     try {
       const result = await mcp.call("memory_search", { text: "which editor does Andy use", subjects: ["Andy"] });
       expect(textOf(result)).toContain("Andy's editor is Helix.");
+      expectProjectBeliefsAtHome(textOf(await mcp.call("memory_search", DEPLOY_SEARCH)));
     } finally {
       await mcp.close();
     }

@@ -80,6 +80,37 @@ describe.each(SIDECAR_KINDS)("sidecar over gRPC (%s)", (kind) => {
     expect(result.arms_degraded).toEqual([]);
   });
 
+  it("says when the tenant or principal holds no memory at all: no_memory, no as_of, one info line", async () => {
+    const nobody = newIdentity();
+    for (const request of [
+      { moment: "MOMENT_SNAPSHOT", query: { current_scope: "veetbot" } },
+      { moment: "MOMENT_IN_TURN", query: { current_scope: "veetbot", text: "what editor does Andy use" } },
+    ]) {
+      const result = resultOf(await recall(nobody, request));
+      expect(result.no_memory).toBe(true);
+      expect(result.items).toEqual([]);
+      // Never a 1970 stamp: nothing pins the block of a principal never written.
+      expect(result.as_of).toBeNull();
+      expect(result.rendered).toBe('<memory policy="retrieval@6">\n</memory>\n');
+      const { trace } = await unary(c.memory, "GetTrace", { trace_id: result.trace_id }, nobody);
+      expect(trace.as_of).toBeNull();
+    }
+    // A query's own as_of still pins the header.
+    const dated = resultOf(await recall(nobody, { moment: "MOMENT_IN_TURN", query: { text: "editor", as_of: ts("2026-03-01T00:00:00Z") } }));
+    expect(dated.no_memory).toBe(true);
+    expect(dated.rendered).toMatch(/^<memory as_of="2026-03-01T00:00:00Z" policy="retrieval@6">\n/);
+    await expect.poll(() => sidecar.logs().split("\n").filter((l) => l.includes(nobody.principal) && l.includes("principal with no memory")).length).toBe(3);
+    const line = JSON.parse(sidecar.logs().split("\n").find((l) => l.includes(nobody.principal) && l.includes("principal with no memory"))!);
+    expect(line).toMatchObject({ level: 30, tenant: nobody.tenant, principal: nobody.principal });
+
+    // One belief later the same principal has memory: the flag goes, the header is its write's time.
+    await unary(c.write, "PutBeliefs", { beliefs: [beliefMsg({ statement: "Andy's editor is Helix.", subject: "Andy" })] }, nobody);
+    const written = resultOf(await recall(nobody, { moment: "MOMENT_IN_TURN", query: { current_scope: "veetbot", text: "what editor does Andy use" } }));
+    expect(written.no_memory).toBe(false);
+    expect(written.rendered).toMatch(/^<memory as_of="[0-9T:-]+Z" policy="retrieval@6">\n/);
+    expect(written.rendered).not.toContain("1970");
+  });
+
   it("forms the query from the working state: entities as subjects, objective and message as intent", async () => {
     const me = newIdentity();
     const fact = beliefMsg({ subject: "billing service", statement: "The billing service is written in Go.", belief_type: "project_fact" });

@@ -7,7 +7,7 @@ import { startLocalSidecar, type LocalSidecar } from "../../src/testing/index.js
 import { beliefMsg } from "../support/grpc-fixtures.js";
 import { freshPostgresDatabase } from "../support/stores.js";
 
-/** recall/testing: a real sidecar process on an in-memory store, with fixtures and reset(). */
+/** @recall-memory/sidecar/testing: a real sidecar process on an in-memory store, with fixtures and reset(). */
 
 /** An import record: grpc-js's proto-JSON belief, less its Timestamp object (import takes RFC 3339 text). */
 const belief = (id: string, statement: string, subject = "Andy") => {

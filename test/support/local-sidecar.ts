@@ -4,7 +4,7 @@ import { connect, type Clients } from "./grpc-client.js";
 import { freshPostgresDatabase } from "./stores.js";
 
 /**
- * The usual integration-test setup, once: a sidecar process from recall/testing
+ * The usual integration-test setup, once: a sidecar process from @recall-memory/sidecar/testing
  * (the ephemeral PGlite store, or a fresh PostgreSQL database) started before
  * the file's tests and stopped after them (exit code 0), and the independent
  * grpc-js clients connected to it. The returned objects are live once the

@@ -102,8 +102,10 @@ describe("loadConfig: values", () => {
   });
 
   it("reads the trace writer, sweep and feedback settings, with documented defaults", () => {
+    // The embedded store's writes queue on one thread: its slow-write timeout is longer than PostgreSQL's.
+    expect(loadConfig({ RECALL_DATABASE_URL: "postgres://db/recall" }).traces.writeTimeoutMs).toBe(250);
     expect(loadConfig({})).toMatchObject({
-      traces: { writeTimeoutMs: 250, retryQueueMax: 1000, retryIntervalMs: 1000, flushMs: 10, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
+      traces: { writeTimeoutMs: 2000, retryQueueMax: 1000, retryIntervalMs: 1000, flushMs: 10, sweepIntervalMs: 60_000, sweepBatch: 500, uncitedWindowHours: 24 },
       faultTraceWriteFailures: 0,
     });
     const config = loadConfig({

@@ -6,6 +6,7 @@ import pytest
 
 from memories import BERLIN, CONCISE, EPISODE_SESSION
 from recall_client import RecallClient, RecallError
+from recall_client.testing import LocalSidecar
 
 
 def test_a_principal_sees_only_its_own_memory(andy: RecallClient, bea: RecallClient) -> None:
@@ -25,3 +26,14 @@ def test_a_principal_sees_only_its_own_memory(andy: RecallClient, bea: RecallCli
         bea.erase_principal(tenant_id="acme", principal_id="andy")
     assert other.value.status == "PERMISSION_DENIED"
     assert andy.search("concise writing").result.items[0].belief_id == CONCISE
+
+
+def test_a_principal_with_no_memory_says_so(sidecar: LocalSidecar, andy: RecallClient) -> None:
+    # The wrong tenant (the README's "acme" against the demo's "demo-tenant"): an empty block that says why.
+    with sidecar.client("demo-tenant", "andy") as stranger:
+        result = stranger.search("which editor does Andy use?").result
+        assert result.no_memory is True
+        assert result.items == ()
+        assert result.as_of is None
+        assert "1970" not in result.rendered
+    assert andy.search("which editor does Andy use?").result.no_memory is False

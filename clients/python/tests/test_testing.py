@@ -58,6 +58,22 @@ def test_the_recall_command(monkeypatch: pytest.MonkeyPatch) -> None:
     assert recall_command() == ["/usr/local/bin/recall"]
 
 
+def test_the_installed_npm_package_is_found_in_a_parent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("RECALL_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    nested = tmp_path / "app" / "tests"
+    nested.mkdir(parents=True)
+    with pytest.raises(SidecarError) as raised:
+        recall_command(nested)
+    # One error, saying each way to provide the sidecar.
+    assert "npm install @recall-memory/sidecar" in str(raised.value)
+    assert "RECALL_BIN" in str(raised.value) and "PATH" in str(raised.value)
+    bin_dir = tmp_path / "app" / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "recall").write_text("#!/bin/sh\n")
+    assert recall_command(nested) == [str(bin_dir / "recall")]
+
+
 def test_a_missing_command_says_so() -> None:
     with pytest.raises(SidecarError, match="cannot run /nonexistent/recall test-sidecar"):
         with local_sidecar(command=["/nonexistent/recall"]):

@@ -51,14 +51,16 @@ export function renderLine(line: RenderLine): string {
  * A query with a transaction time (known_at) renders it beside as_of, so the
  * block says which knowledge it shows; without one the header is unchanged.
  */
-export function renderHeader(asOf: Date, policy: string, knownAt: Date | null = null): string {
+export function renderHeader(asOf: Date | null, policy: string, knownAt: Date | null = null): string {
+  // No as_of: the query had none and the principal was never written, so no time pins the block.
+  const at = asOf ? ` as_of="${formatAsOf(asOf)}"` : "";
   const known = knownAt ? ` known_at="${formatAsOf(knownAt)}"` : "";
-  return `<memory as_of="${formatAsOf(asOf)}"${known} policy="${policy}">`;
+  return `<memory${at}${known} policy="${policy}">`;
 }
 
 export const RENDER_FOOTER = "</memory>";
 
-export function renderBlock(asOf: Date, policy: string, lines: readonly RenderLine[], knownAt: Date | null = null): string {
+export function renderBlock(asOf: Date | null, policy: string, lines: readonly RenderLine[], knownAt: Date | null = null): string {
   return joinBlock(renderHeader(asOf, policy, knownAt), lines.map(renderLine));
 }
 
@@ -68,7 +70,7 @@ export function renderBlock(asOf: Date, policy: string, lines: readonly RenderLi
  * a newline (tokens.ts counts no whitespace), and a line's count is
  * remembered where the whole block's would be made again each recall.
  */
-export function renderedBlock(asOf: Date, policy: string, lineTexts: readonly string[], knownAt: Date | null = null): { text: string; tokens: number } {
+export function renderedBlock(asOf: Date | null, policy: string, lineTexts: readonly string[], knownAt: Date | null = null): { text: string; tokens: number } {
   const header = renderHeader(asOf, policy, knownAt);
   let tokens = countTokens(header) + countTokens(RENDER_FOOTER);
   for (const line of lineTexts) tokens += countTokens(line);

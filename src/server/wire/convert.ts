@@ -144,6 +144,7 @@ export function recallResultToProto(r: domain.RecallResult): RecallResult {
     ...adviceToProto(r.episodeAdvice ?? null),
     asOf: toTimestamp(r.asOf ?? null),
     knownAt: toTimestamp(r.knownAt ?? null),
+    noMemory: r.noMemory ?? false,
   });
 }
 

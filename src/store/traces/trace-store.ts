@@ -169,7 +169,7 @@ export class TraceStore {
       traceId: String(r.trace_id),
       moment: r.moment as Moment,
       createdAt: r.created_at as Date,
-      asOf: r.as_of as Date,
+      asOf: (r.as_of as Date | null) ?? null,
       returned: r.returned as string[],
       returnedBands: (r.returned_bands as ConfidenceBand[] | null) ?? [],
       carried: r.carried as string[],

@@ -129,8 +129,12 @@ class RecallResult:
     episodic_search_advised: bool
     suggested_episode_scope: EpisodeScope | None
     escalation_reason: str
+    #: None when the query had no as_of and the principal was never written (``no_memory``).
     as_of: datetime | None
     known_at: datetime | None
+    #: True when the principal holds no memory at all (never written, or erased with nothing
+    #: since): the block is empty because there is nothing to recall. Check the tenant and principal.
+    no_memory: bool
     raw: t.RecallResult = field(repr=False, compare=False)
 
     @staticmethod
@@ -157,6 +161,7 @@ class RecallResult:
             escalation_reason=enum_name(r, "escalation_reason"),
             as_of=timestamp(r, "as_of"),
             known_at=timestamp(r, "known_at"),
+            no_memory=r.no_memory,
             raw=r,
         )
 

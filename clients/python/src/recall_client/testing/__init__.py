@@ -7,8 +7,9 @@
             session = recall.open_session(scope="veetbot")
         sidecar.reset()          # every principal's memory erased, the fixtures loaded again
 
-It runs ``recall test-sidecar`` (found at RECALL_BIN, as ``recall`` on PATH, or through ``npx
---no-install recall``) on an in-memory store, on 127.0.0.1 where the trusted identity headers
+It runs ``recall test-sidecar`` (found at RECALL_BIN, as ``recall`` on PATH, or as the
+``node_modules/.bin/recall`` of the npm package @recall-memory/sidecar installed in the current
+folder or a parent) on an in-memory store, on 127.0.0.1 where the trusted identity headers
 are allowed. With pytest, the ``recall_sidecar`` fixture (pytest_plugin.py) does this for you.
 """
 
@@ -65,9 +66,17 @@ class Fixture:
         return message
 
 
-def recall_command() -> list[str]:
+NO_RECALL_COMMAND = (
+    "no recall sidecar found: install the npm package (npm install @recall-memory/sidecar, "
+    "here or in a parent folder), put `recall` on PATH (npm install -g @recall-memory/sidecar), "
+    "or set RECALL_BIN to its bin (node_modules/.bin/recall, or a checkout's dist/cli/main.js)"
+)
+
+
+def recall_command(cwd: Path | None = None) -> list[str]:
     """The command that runs ``recall``: RECALL_BIN (a path; a .js file runs with node), else
-    ``recall`` on PATH, else ``npx --no-install recall`` (the project's own node_modules)."""
+    ``recall`` on PATH, else the bin of the npm package installed in ``cwd`` or a parent
+    (``node_modules/.bin/recall``, where npm puts it). Otherwise one SidecarError saying how."""
     configured = os.environ.get("RECALL_BIN")
     if configured:
         parts = shlex.split(configured)
@@ -75,10 +84,12 @@ def recall_command() -> list[str]:
     found = shutil.which("recall")
     if found:
         return [found]
-    npx = shutil.which("npx")
-    if npx:
-        return [npx, "--no-install", "recall"]
-    raise SidecarError("no recall command: install the recall package (npm), put `recall` on PATH, or set RECALL_BIN")
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        installed = folder / "node_modules" / ".bin" / "recall"
+        if installed.is_file():
+            return [str(installed)]
+    raise SidecarError(NO_RECALL_COMMAND)
 
 
 class LocalSidecar:

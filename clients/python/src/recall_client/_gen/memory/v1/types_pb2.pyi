@@ -704,6 +704,7 @@ class RecallResult(_message.Message):
     ESCALATION_REASON_FIELD_NUMBER: _builtins.int
     AS_OF_FIELD_NUMBER: _builtins.int
     KNOWN_AT_FIELD_NUMBER: _builtins.int
+    NO_MEMORY_FIELD_NUMBER: _builtins.int
     rendered: _builtins.str
     """The trust-labelled memory block. Byte-stable for the same belief set."""
     tokens: _builtins.int
@@ -727,6 +728,13 @@ class RecallResult(_message.Message):
     """
     escalation_reason: Global___EscalationReason.ValueType
     """Why episodic search is advised."""
+    no_memory: _builtins.bool
+    """True when the principal holds no memory at all: never written for this
+    tenant and principal, or erased with nothing written since. The block is
+    empty because there is nothing to recall, not because nothing matched;
+    a client that expected memory has likely sent the wrong tenant or
+    principal id.
+    """
     @_builtins.property
     def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___RecalledBelief]:
         """Ranked, highest score first, in the order rendered."""
@@ -747,7 +755,10 @@ class RecallResult(_message.Message):
 
     @_builtins.property
     def as_of(self) -> _timestamp_pb2.Timestamp:
-        """The valid time the block was rendered with (as in its header)."""
+        """The valid time the block was rendered with (as in its header). Unset when
+        the query had no as_of and the principal was never written (no_memory):
+        the header then has no as_of either.
+        """
 
     @_builtins.property
     def known_at(self) -> _timestamp_pb2.Timestamp:
@@ -770,10 +781,11 @@ class RecallResult(_message.Message):
         escalation_reason: Global___EscalationReason.ValueType = ...,
         as_of: _timestamp_pb2.Timestamp | None = ...,
         known_at: _timestamp_pb2.Timestamp | None = ...,
+        no_memory: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "known_at", b"known_at", "suggested_episode_scope", b"suggested_episode_scope"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arms_degraded", b"arms_degraded", "as_of", b"as_of", "corrections", b"corrections", "episodic_search_advised", b"episodic_search_advised", "escalation_reason", b"escalation_reason", "from_cache", b"from_cache", "items", b"items", "known_at", b"known_at", "rendered", b"rendered", "snapshot_watermark", b"snapshot_watermark", "suggested_episode_scope", b"suggested_episode_scope", "tokens", b"tokens", "trace_id", b"trace_id", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arms_degraded", b"arms_degraded", "as_of", b"as_of", "corrections", b"corrections", "episodic_search_advised", b"episodic_search_advised", "escalation_reason", b"escalation_reason", "from_cache", b"from_cache", "items", b"items", "known_at", b"known_at", "no_memory", b"no_memory", "rendered", b"rendered", "snapshot_watermark", b"snapshot_watermark", "suggested_episode_scope", b"suggested_episode_scope", "tokens", b"tokens", "trace_id", b"trace_id", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -9,7 +9,9 @@ import { DEFAULT_HASHED_DIMENSIONS, type Config } from "../config/config.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { hashedEmbedder } from "../embed/hashed-embedder.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
-import { DEFAULT_SEMANTIC_RANKING, type SemanticRanking } from "../domain/semantic-calibration.js";
+import type { SemanticRanking } from "../domain/semantic-calibration.js";
+import { RETRIEVAL_POLICY } from "../recall/policy.js";
+import { cachedEmbedder } from "../embed/embedding-file-cache.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js";
@@ -40,6 +42,9 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
       details: { type: "string" },
       "semantic-cap": { type: "string" },
       "semantic-weight": { type: "string" },
+      "semantic-fusion": { type: "string" },
+      "semantic-normalise": { type: "string" },
+      "embedding-cache": { type: "string" },
     },
   });
   const [suite, file] = positionals;
@@ -53,9 +58,12 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
     const v = values[flag];
     if (v !== undefined && !(Number.isInteger(Number(v)) && Number(v) > 0)) throw new UsageError(`--${flag} must be a positive integer`);
   }
-  const semanticRanking = rankingOption(values["semantic-cap"], values["semantic-weight"]);
-  if (semanticRanking && !values.semantic) throw new UsageError("--semantic-cap and --semantic-weight need --semantic");
-  const embedder = values.semantic ? (config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS)) : undefined;
+  const semanticRanking = rankingOption(values["semantic-cap"], values["semantic-weight"], values["semantic-fusion"], values["semantic-normalise"]);
+  if ((semanticRanking || values["embedding-cache"]) && !values.semantic) {
+    throw new UsageError("--semantic-cap, --semantic-weight, --semantic-fusion, --semantic-normalise and --embedding-cache need --semantic");
+  }
+  const configured = values.semantic ? (config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS)) : undefined;
+  const embedder = configured && values["embedding-cache"] ? await cachedEmbedder(configured, values["embedding-cache"]) : configured;
   const report = await evaluateLocomo(file, {
     semanticRanking,
     conversations: count(values.conversations, "--conversations"),
@@ -75,12 +83,18 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
   return 0;
 }
 
-/** The semantic arm's cap and fusion weight for tuning (each defaults to DEFAULT_SEMANTIC_RANKING's), or undefined. */
-function rankingOption(cap: string | undefined, weight: string | undefined): SemanticRanking | undefined {
-  if (cap === undefined && weight === undefined) return undefined;
-  const w = weight === undefined ? DEFAULT_SEMANTIC_RANKING.weight : Number(weight);
+/** The semantic arm's cap and fusion for tuning (each unset part the policy's in-turn one), or undefined. */
+function rankingOption(cap?: string, weight?: string, fusion?: string, normalise?: string): SemanticRanking | undefined {
+  if (cap === undefined && weight === undefined && fusion === undefined && normalise === undefined) return undefined;
+  const policy = RETRIEVAL_POLICY.semantic;
+  const w = weight === undefined ? policy.weight.task : Number(weight);
   if (!(Number.isFinite(w) && w > 0)) throw new UsageError("--semantic-weight must be a positive number");
-  return { candidateCap: count(cap, "--semantic-cap") ?? DEFAULT_SEMANTIC_RANKING.candidateCap, weight: w };
+  const method = fusion ?? policy.method;
+  if (method !== "convex" && method !== "rrf") throw new UsageError("--semantic-fusion must be convex or rrf");
+  if (method === "convex" && w > 1) throw new UsageError("--semantic-weight must be at most 1 with --semantic-fusion convex (it is α)");
+  const how = normalise ?? policy.normalise;
+  if (how !== "min-max" && how !== "rank") throw new UsageError("--semantic-normalise must be min-max or rank");
+  return { method, normalise: how, candidateCap: count(cap, "--semantic-cap") ?? policy.candidateCap, weight: w };
 }
 
 function count(value: string | undefined, option: string): number | undefined {

@@ -35,3 +35,19 @@ export class EmbedderError extends Error {
 export function vectorLiteral(vector: readonly number[]): string {
   return `[${vector.join(",")}]`;
 }
+
+/**
+ * A belief's embedded document: its statement and its source context, the
+ * same parts the lexical arm indexes, each embedded alone and summed with
+ * these weights (the lexical fields' weights), then scaled to unit length.
+ */
+export interface DocumentWeights {
+  statement: number;
+  source: number;
+  neighbours: number;
+}
+
+/** The id stored with a document's vector: the embedder's, and the document's composition. */
+export function documentEmbedderId(embedder: string, w: DocumentWeights): string {
+  return `${embedder}+doc(${w.statement},${w.source},${w.neighbours})`;
+}

@@ -1,3 +1,5 @@
+import { semanticOnlyBelowFloor, type SemanticSimilarity } from "../../domain/semantic-calibration.js";
+
 /**
  * The relevance floor's relative part (retrieval@6): a candidate must be
  * about as relevant as the best one of this recall, not merely above an
@@ -63,5 +65,29 @@ export function heldBelowRelativeFloor(outcomes: readonly FloorArmOutcome[], sha
     if (s > 0 && !answered.has(types.get(id)!)) continue;
     held.add(id);
   }
+  return held;
+}
+
+/**
+ * The relative floor, and under convex fusion of the semantic arm
+ * (`convexSimilarity` set) the semantic arm's absolute one: its evidence
+ * exempts a belief from the relative floor only at `full` similarity, and a
+ * belief it alone found below `full` is held back (semanticOnlyBelowFloor).
+ * Under rank fusion the semantic-only gate is in the score instead
+ * (gateSemanticOnly), and the arm exempts as any other arm does.
+ */
+export function heldBackByFloors(
+  outcomes: readonly FloorArmOutcome[],
+  fused: readonly { beliefId: string; arms: readonly string[] }[],
+  share: number,
+  typeAnchorWeight: number,
+  convexSimilarity?: SemanticSimilarity,
+): Set<string> {
+  if (!convexSimilarity) return heldBelowRelativeFloor(outcomes, share, typeAnchorWeight);
+  const full = convexSimilarity.full;
+  const strongOnly = outcomes.map((o) => (o.arm === "semantic" ? { ...o, candidates: o.candidates.filter((c) => c.armScore >= full) } : o));
+  const held = heldBelowRelativeFloor(strongOnly, share, typeAnchorWeight);
+  const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
+  for (const f of fused) if (semanticOnlyBelowFloor(f.arms, cosine.get(f.beliefId), convexSimilarity)) held.add(f.beliefId);
   return held;
 }

@@ -40,6 +40,8 @@ export const DEFAULT_SEMANTIC_SIMILARITY: Readonly<Record<"openai" | "local" | "
  * - `convex` (rank/score-fusion.ts): the match is (1 − weight) × the other
  *   arms' rank-fused share + weight × the cosine, each side normalised
  *   within the recall by `normalise`; or
+ *   The other arms' side is their rank-fused share (`lexicalSide: "rrf"`)
+ *   or the mean of each arm's own scores, normalised alike (`"scores"`).
  * - `rrf`: the arm's reciprocal ranks, multiplied by `weight`, join the
  *   other arms' in the rank fusion (every other arm weighs 1).
  *
@@ -49,6 +51,7 @@ export const DEFAULT_SEMANTIC_SIMILARITY: Readonly<Record<"openai" | "local" | "
 export interface SemanticRanking {
   readonly method: "convex" | "rrf";
   readonly normalise: "min-max" | "rank";
+  readonly lexicalSide?: "rrf" | "scores";
   readonly candidateCap: number;
   readonly weight: number;
 }

@@ -257,7 +257,7 @@ async function semanticSearch(client: ReturnType<typeof createPgliteClient>, emb
 }
 
 function describeRanking(r: SemanticRanking): string {
-  return r.method === "convex" ? `cap ${r.candidateCap}, convex ${r.normalise}, alpha ${r.weight}` : `cap ${r.candidateCap}, rrf weight ${r.weight}`;
+  return r.method === "convex" ? `cap ${r.candidateCap}, convex ${r.normalise} (other arms by ${r.lexicalSide ?? "rrf"}), alpha ${r.weight}` : `cap ${r.candidateCap}, rrf weight ${r.weight}`;
 }
 
 function inTurnQuery(text: string, subjects: string[], maxItems: number, budgetTokens: number, minScore?: number): RequestedQuery {

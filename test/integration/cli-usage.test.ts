@@ -82,7 +82,7 @@ describe("recall CLI usage", () => {
     const cases: [string[], RegExp][] = [
       [["frobnicate"], /^recall: unknown command "frobnicate"/],
       [["serve", "extra"], /^recall serve: Unexpected argument 'extra'.*; usage: recall serve \[--ephemeral\]$/],
-      [["eval"], /^recall eval: name a suite, locomo or benchmark; usage:/],
+      [["eval"], /^recall eval: name a suite, locomo, benchmark or paraphrase; usage:/],
       [["eval", "locomo"], /^recall eval: the LoCoMo FILE is missing; usage:/],
       [["eval", "locomo", "x.json", "--questions", "many"], /^recall eval: --questions must be a positive integer; usage:/],
       [["eval", "locomo", "x.json", "--semantic-cap", "5"], /^recall eval: --semantic-cap and --semantic-weight need --semantic; usage:/],

@@ -21,7 +21,7 @@ const PINNED: Record<string, string> = {
 
 /** The semantic arm's fusion data, by its tag (`+semantic@2` was rank fusion, weight 1, cap 200, outside the policy). */
 const SEMANTIC_PINNED: Record<string, string> = {
-  "+semantic@3": "a87418549b28ee30bcbf13009cba5cc47ecfb53de7ddac6b69b6dc251de814b7",
+  "+semantic@3": "62ce59ffc309d1670ea13a68fd9d628c6fb2f271668b1a701815e896cba8d1a4",
 };
 
 describe("retrieval policy version", () => {

@@ -92,6 +92,17 @@ describe("fuseArms", () => {
     expect(fused.map((f) => f.match)).toEqual([...fused.map((f) => f.match)].sort((x, y) => y - x));
   });
 
+  it("convex by the arms' own scores: each other arm min-max normalised, averaged over the arms that ran", () => {
+    const semantic = arm("semantic", [["c", 0.7], ["a", 0.3]]);
+    const fused = fuseArms([lexical, structured, semantic], K, { ...convex(0.5), lexicalSide: "scores" });
+    const byId = Object.fromEntries(fused.map((f) => [f.beliefId, f.match]));
+    // lexical: a 1, b 0.5, c 0; structured: b 1 (one score: 1). Mean over the two arms: a 0.5, b 0.75, c 0,
+    // which the mix normalises again (a 2/3, b 1, c 0); cosine: c 1, a 0.
+    expect(byId.a).toBeCloseTo(0.5 * (2 / 3), 9);
+    expect(byId.b).toBe(0.5);
+    expect(byId.c).toBe(0.5);
+  });
+
   it("convex with a degraded or empty semantic arm ranks exactly as the arm off", () => {
     const off = fuseArms([lexical, structured], K);
     expect(fuseArms([lexical, structured, arm("semantic", [], true)], K, convex(0.4))).toEqual(off);

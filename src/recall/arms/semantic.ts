@@ -18,8 +18,8 @@ export interface SemanticSearch {
 /** The semantic arm's cap and fusion for a recall of `profile`: the search's own when set, else the policy's. */
 export function semanticRankingFor(policy: RetrievalPolicy, profile: Profile, semantic: SemanticSearch): SemanticRanking {
   if (semantic.ranking) return semantic.ranking;
-  const { method, normalise, candidateCap, weight } = policy.semantic;
-  return { method, normalise, candidateCap, weight: weight[profile] };
+  const { method, normalise, lexicalSide, candidateCap, weight } = policy.semantic;
+  return { method, normalise, lexicalSide, candidateCap, weight: weight[profile] };
 }
 
 /**

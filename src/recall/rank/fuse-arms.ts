@@ -1,6 +1,6 @@
 import type { SemanticRanking } from "../../domain/semantic-calibration.js";
 import { matchFromFused, reciprocalRankFusion } from "./fuse.js";
-import { convexMatch } from "./score-fusion.js";
+import { convexMatch, normalised, type Normalisation } from "./score-fusion.js";
 
 /** One arm's outcome as the fusion reads it: its candidates' ids and scores, best first. */
 export interface FusionInput {
@@ -38,7 +38,7 @@ export function fuseArms(outcomes: readonly FusionInput[], rrfK: number, semanti
   if (!convex) return [...byId.values()];
 
   const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
-  const lexicalSide = new Map([...byId.values()].map((f) => [f.beliefId, f.match]));
+  const lexicalSide = semantic.lexicalSide === "scores" ? meanArmScores(ranked, semantic.normalise) : new Map([...byId.values()].map((f) => [f.beliefId, f.match]));
   const mixed = convexMatch(lexicalSide, cosine, semantic.weight, semantic.normalise);
   return [...mixed]
     .map(([beliefId, match]) => {
@@ -46,4 +46,20 @@ export function fuseArms(outcomes: readonly FusionInput[], rrfK: number, semanti
       return { beliefId, match, arms: cosine.has(beliefId) ? [...arms, "semantic"].sort() : arms };
     })
     .sort((a, b) => b.match - a.match || (a.beliefId < b.beliefId ? -1 : a.beliefId > b.beliefId ? 1 : 0));
+}
+
+/**
+ * The other arms' side by their own scores: each arm's scores normalised
+ * within the recall, averaged over the arms that found something (a belief
+ * an arm did not find counts 0 there), so BM25's distances reach the mix.
+ */
+function meanArmScores(outcomes: readonly FusionInput[], how: Normalisation): Map<string, number> {
+  const ran = outcomes.filter((o) => !o.degraded && o.candidates.length > 0);
+  const sum = new Map<string, number>();
+  for (const o of ran) {
+    const best = new Map<string, number>();
+    for (const c of o.candidates) best.set(c.belief.beliefId, Math.max(best.get(c.belief.beliefId) ?? -Infinity, c.armScore));
+    for (const [id, v] of normalised(best, how)) sum.set(id, (sum.get(id) ?? 0) + v);
+  }
+  return new Map([...sum].map(([id, v]) => [id, v / ran.length]));
 }

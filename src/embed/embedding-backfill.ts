@@ -122,6 +122,7 @@ export class EmbeddingBackfill {
     const flat = await this.embedder.embed(
       parts.flatMap((ps) => ps.map((p) => p.text)),
       signal,
+      "document",
     );
     let at = 0;
     return parts.map((ps) => {

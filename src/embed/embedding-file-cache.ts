@@ -22,18 +22,20 @@ export async function cachedEmbedder(embedder: Embedder, file: string): Promise<
     known.set(k, v);
   }
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  const keyOf = (t: string) => createHash("sha256").update(embedder.id).update("\u0000").update(t).digest("hex");
+  const keyOf = (t: string, purpose?: string) =>
+    createHash("sha256").update(embedder.id).update("\u0000").update(purpose === "query" ? "query\u0000" : "").update(t).digest("hex");
   return {
     id: embedder.id,
     dimensions: embedder.dimensions,
-    async embed(texts, signal) {
-      const keys = texts.map(keyOf);
+    async embed(texts, signal, purpose) {
+      const keys = texts.map((t) => keyOf(t, purpose));
       const missing = [...new Set(keys.filter((k) => !known.has(k)))];
       if (missing.length > 0) {
         const textOf = new Map(keys.map((k, i) => [k, texts[i]!]));
         const vectors = await embedder.embed(
           missing.map((k) => textOf.get(k)!),
           signal,
+          purpose,
         );
         missing.forEach((k, i) => known.set(k, vectors[i]!));
         await appendFile(file, missing.map((k, i) => `${JSON.stringify({ k, v: vectors[i] })}\n`).join(""), { mode: 0o600 });

@@ -8,11 +8,17 @@ export interface Embedder {
   /** Names the embedder, model and dimension, e.g. "openai:text-embedding-3-small:1536". */
   readonly id: string;
   readonly dimensions: number;
-  /** One vector of `dimensions` finite numbers per text, in order. Rejects when aborted. */
-  embed(texts: readonly string[], signal?: AbortSignal): Promise<number[][]>;
+  /**
+   * One vector of `dimensions` finite numbers per text, in order. Rejects when aborted.
+   * `purpose`: a recall's query or a belief's document (default); a model trained with
+   * prefixes (a local folder's prompts) puts the matching one before each text.
+   */
+  embed(texts: readonly string[], signal?: AbortSignal, purpose?: EmbedPurpose): Promise<number[][]>;
   /** Releases what it holds (the local embedder's worker thread); embed fails afterwards. */
   close?(): Promise<void>;
 }
+
+export type EmbedPurpose = "query" | "document";
 
 /** The embedder could not produce vectors: unreachable, non-2xx, malformed or wrong-sized answer. */
 export class EmbedderError extends Error {

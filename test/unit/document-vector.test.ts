@@ -48,20 +48,22 @@ describe("the query embedding cache", () => {
   it("embeds a query text once while it is among the most recent, and forgets the least recent", async () => {
     const inner = counting();
     const cached = withQueryCache(inner, 2);
-    expect(await cached.embed(["does Andy have kids"])).toEqual([[19]]);
-    await cached.embed(["does Andy have kids"]);
-    await cached.embed(["keep it short"]);
-    await cached.embed(["does Andy have kids"]);
-    await cached.embed(["third"]);
-    await cached.embed(["keep it short"]);
+    expect(await cached.embed(["does Andy have kids"], undefined, "query")).toEqual([[19]]);
+    await cached.embed(["does Andy have kids"], undefined, "query");
+    await cached.embed(["keep it short"], undefined, "query");
+    await cached.embed(["does Andy have kids"], undefined, "query");
+    await cached.embed(["third"], undefined, "query");
+    await cached.embed(["keep it short"], undefined, "query");
     expect(inner.calls).toEqual([["does Andy have kids"], ["keep it short"], ["third"], ["keep it short"]]);
   });
 
-  it("passes the background embedder's batches through", async () => {
+  it("passes the background embedder's documents through, one or many", async () => {
     const inner = counting();
     const cached = withQueryCache(inner, 8);
     await cached.embed(["a", "b"]);
     await cached.embed(["a", "b"]);
-    expect(inner.calls).toHaveLength(2);
+    await cached.embed(["a"], undefined, "document");
+    await cached.embed(["a"], undefined, "document");
+    expect(inner.calls).toHaveLength(4);
   });
 });

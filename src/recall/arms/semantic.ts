@@ -35,7 +35,7 @@ export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter,
     name: "semantic",
     async run(signal) {
       if (!text || text.trim() === "") return [];
-      const [vector] = await semantic.embedder.embed([text], signal);
+      const [vector] = await semantic.embedder.embed([text], signal, "query");
       return semantic.store.semanticCandidates(filter, semantic.embedder.id, vector!, cap, semantic.similarity.min, { signal, deadline });
     },
   };

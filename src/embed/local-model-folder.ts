@@ -40,7 +40,7 @@ export class ModelFolderError extends Error {
   override readonly name = "ModelFolderError";
 }
 
-const FETCH_HINT = "run `npm run model:fetch` (or set RECALL_EMBEDDING_MODEL_DIR to a folder laid out as docs/semantic-recall.md says)";
+const FETCH_HINT = "run `npm run model:fetch` (or set RECALL_EMBEDDING_MODEL_DIR to a folder laid out as docs/semantic-arm.md says)";
 
 export function readModelFolder(dir: string): LocalModelFolder {
   const file = (name: string) => {

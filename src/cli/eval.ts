@@ -71,7 +71,7 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
   }
   const semanticRanking = rankingOption(values["semantic-cap"], values["semantic-weight"], values["semantic-fusion"], values["semantic-normalise"], values["semantic-lexical-side"]);
   if ((semanticRanking || values["embedding-cache"]) && !values.semantic) {
-    throw new UsageError("--semantic-cap, --semantic-weight, --semantic-fusion, --semantic-normalise and --embedding-cache need --semantic");
+    throw new UsageError("--semantic-cap, --semantic-weight, --semantic-fusion, --semantic-normalise, --semantic-lexical-side and --embedding-cache need --semantic");
   }
   const configured = values.semantic ? (config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS)) : undefined;
   const embedder = configured && values["embedding-cache"] ? await cachedEmbedder(configured, values["embedding-cache"]) : configured;

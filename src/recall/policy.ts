@@ -161,7 +161,7 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
   ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },
   semanticTag: "+semantic@3",
-  semantic: { method: "convex", normalise: "min-max", lexicalSide: "rrf", candidateCap: 50, weight: { core: 0.4, task: 0.4, deep: 0.4 } },
+  semantic: { method: "convex", normalise: "min-max", lexicalSide: "scores", candidateCap: 50, weight: { core: 0.4, task: 0.4, deep: 0.4 } },
   lexical: {
     k1: 1.2,
     b: 0.75,

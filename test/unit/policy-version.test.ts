@@ -21,7 +21,7 @@ const PINNED: Record<string, string> = {
 
 /** The semantic arm's fusion data, by its tag (`+semantic@2` was rank fusion, weight 1, cap 200, outside the policy). */
 const SEMANTIC_PINNED: Record<string, string> = {
-  "+semantic@3": "62ce59ffc309d1670ea13a68fd9d628c6fb2f271668b1a701815e896cba8d1a4",
+  "+semantic@3": "58c95ddd5588480526a81f3404ccb83bf7c230ad770bdd90dd07e20739607808",
 };
 
 describe("retrieval policy version", () => {

@@ -66,16 +66,6 @@ export function semanticOnly(arms: readonly string[]): boolean {
   return arms.length === 1 && arms[0] === "semantic";
 }
 
-/**
- * Under convex fusion a semantic-only belief is ranked by its fused match
- * alone, and held back by the relevance floor (never shown while a floor is
- * on) unless its cosine reaches `full`: the absolute floor of a belief no
- * word of the question found.
- */
-export function semanticOnlyBelowFloor(arms: readonly string[], cosine: number | undefined, s: SemanticSimilarity): boolean {
-  return semanticOnly(arms) && (cosine === undefined || cosine < s.full);
-}
-
 /** The score of a ranked belief under rank fusion: gated by its semantic relevance when the semantic arm alone found it. */
 export function gateSemanticOnly(score: number, arms: readonly string[], cosine: number | undefined, s: SemanticSimilarity | undefined): number {
   if (s === undefined || cosine === undefined || !semanticOnly(arms)) return score;

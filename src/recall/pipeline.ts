@@ -32,7 +32,7 @@ import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./render/belief-line.js";
 import { scanStatements } from "./safety/safety.js";
-import { gateSemanticOnly, semanticOnlyBelowFloor } from "../domain/semantic-calibration.js";
+import { gateSemanticOnly } from "../domain/semantic-calibration.js";
 import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank/rank.js";
 import { heldBackByFloors } from "./rank/relative-floor.js";
 import { RENDER_FOOTER, renderedBlock, renderHeader, type RenderLine } from "./render/render.js";
@@ -270,7 +270,8 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
   // an item whose cited sources higher-ranked items already cite.
   const reranked = demoteCoveredSources(demoteNearDuplicates(ranked, weights, policy), weights, policy);
   // The floor's relative part, from the arms' own scores; a query with no floor (min_score 0) has none.
-  const heldBack = query.minScore > 0 ? heldBackByFloors(outcomes, fused, weights.relativeFloor, policy.typeAnchorWeight, ranking?.method === "convex" ? semantic?.similarity : undefined) : new Set<string>();
+  const heldBack = query.minScore > 0 ? heldBackByFloors(outcomes, reranked, weights.relativeFloor, policy.typeAnchorWeight,
+          ranking?.method === "convex" && semantic ? { similarity: semantic.similarity, floor: query.minScore } : undefined) : new Set<string>();
 
   // 6. Collapse and diversify.
   const collapsed = collapse(reranked, perSubjectCap(query.maxItems, query.profile, policy));

@@ -49,6 +49,10 @@ describe("convex match", () => {
     expect(convexMatch(new Map(), cosine, 1, "rank").get("y")).toBeCloseTo(2 / 3, 9);
   });
 
+  it("with no candidates from the other arms the semantic side is the whole match", () => {
+    expect(asObject(convexMatch(new Map(), new Map([["v", 0.46], ["w", 0.31]]), 0.4, "min-max"))).toEqual({ v: 1, w: 0 });
+  });
+
   it("with no semantic candidates returns the lexical side as it came, so the recall ranks as with the arm off", () => {
     const lexical = new Map([["a", 0.5], ["b", 0.4]]);
     expect(convexMatch(lexical, new Map(), 0.4, "min-max")).toEqual(lexical);
@@ -112,22 +116,27 @@ describe("fuseArms", () => {
 
 describe("floors under convex fusion", () => {
   const similarity = { min: 0.3, full: 0.6 };
+  const convexFloor = { similarity, floor: 0.45 };
+  const ranked = (fused: { beliefId: string; arms: string[] }[], score: number) => fused.map((f) => ({ ...f, score }));
 
-  it("a belief the semantic arm alone found is held back below full similarity, kept at or above it", () => {
+  it("a belief the semantic arm alone found is held back when its score, gated by its similarity, is below the floor", () => {
     const outcomes = [arm("lexical", [["a", 9]]), arm("semantic", [["weak", 0.45], ["strong", 0.66]])];
     const fused = fuseArms(outcomes, K, convex(0.4));
-    expect([...heldBackByFloors(outcomes, fused, 0.4, P.typeAnchorWeight, similarity)].sort()).toEqual(["weak"]);
+    // weak: 0.6 × (0.45 − 0.3) / 0.3 = 0.3 < 0.45; strong: 0.6 × 1.
+    expect([...heldBackByFloors(outcomes, ranked(fused, 0.6), 0.4, P.typeAnchorWeight, convexFloor)].sort()).toEqual(["weak"]);
+    // The same bar rank fusion puts in the score: a higher score clears it at the same similarity.
+    expect([...heldBackByFloors(outcomes, ranked(fused, 0.95), 0.4, P.typeAnchorWeight, convexFloor)]).toEqual([]);
   });
 
   it("weak semantic evidence no longer exempts a weak lexical match from the relative floor; strong evidence does", () => {
     const outcomes = [arm("lexical", [["a", 9], ["b", 1], ["c", 1]]), arm("semantic", [["b", 0.4], ["c", 0.7]])];
     const fused = fuseArms(outcomes, K, convex(0.4));
-    expect([...heldBackByFloors(outcomes, fused, 0.4, P.typeAnchorWeight, similarity)]).toEqual(["b"]);
+    expect([...heldBackByFloors(outcomes, ranked(fused, 0.6), 0.4, P.typeAnchorWeight, convexFloor)]).toEqual(["b"]);
   });
 
   it("under rank fusion (no similarity given) it is the relative floor alone, as before", () => {
     const outcomes = [arm("lexical", [["a", 9], ["b", 1]]), arm("semantic", [["b", 0.4], ["s", 0.31]])];
     const fused = fuseArms(outcomes, K, { method: "rrf", normalise: "min-max", candidateCap: 20, weight: 1 });
-    expect(heldBackByFloors(outcomes, fused, 0.4, P.typeAnchorWeight)).toEqual(heldBelowRelativeFloor(outcomes, 0.4, P.typeAnchorWeight));
+    expect(heldBackByFloors(outcomes, ranked(fused, 0.6), 0.4, P.typeAnchorWeight)).toEqual(heldBelowRelativeFloor(outcomes, 0.4, P.typeAnchorWeight));
   });
 });

@@ -1,4 +1,4 @@
-import { semanticOnlyBelowFloor, type SemanticSimilarity } from "../../domain/semantic-calibration.js";
+import { gateSemanticOnly, semanticOnly, type SemanticSimilarity } from "../../domain/semantic-calibration.js";
 
 /**
  * The relevance floor's relative part (retrieval@6): a candidate must be
@@ -72,22 +72,27 @@ export function heldBelowRelativeFloor(outcomes: readonly FloorArmOutcome[], sha
  * The relative floor, and under convex fusion of the semantic arm
  * (`convexSimilarity` set) the semantic arm's absolute one: its evidence
  * exempts a belief from the relative floor only at `full` similarity, and a
- * belief it alone found below `full` is held back (semanticOnlyBelowFloor).
- * Under rank fusion the semantic-only gate is in the score instead
- * (gateSemanticOnly), and the arm exempts as any other arm does.
+ * belief it alone found is held back when its score, gated by its semantic
+ * relevance as rank fusion gates it (gateSemanticOnly), is below `floor`: the
+ * same bar a semantic-only belief met under rank fusion, applied to admission
+ * only, so the ranking itself keeps the fused score. Under rank fusion the
+ * gate is in the score already, and the arm exempts as any other arm does.
  */
 export function heldBackByFloors(
   outcomes: readonly FloorArmOutcome[],
-  fused: readonly { beliefId: string; arms: readonly string[] }[],
+  ranked: readonly { beliefId: string; arms: readonly string[]; score: number }[],
   share: number,
   typeAnchorWeight: number,
-  convexSimilarity?: SemanticSimilarity,
+  convex?: { similarity: SemanticSimilarity; floor: number },
 ): Set<string> {
-  if (!convexSimilarity) return heldBelowRelativeFloor(outcomes, share, typeAnchorWeight);
-  const full = convexSimilarity.full;
+  if (!convex) return heldBelowRelativeFloor(outcomes, share, typeAnchorWeight);
+  const { full } = convex.similarity;
   const strongOnly = outcomes.map((o) => (o.arm === "semantic" ? { ...o, candidates: o.candidates.filter((c) => c.armScore >= full) } : o));
   const held = heldBelowRelativeFloor(strongOnly, share, typeAnchorWeight);
   const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
-  for (const f of fused) if (semanticOnlyBelowFloor(f.arms, cosine.get(f.beliefId), convexSimilarity)) held.add(f.beliefId);
+  for (const r of ranked) {
+    if (!semanticOnly(r.arms)) continue;
+    if (gateSemanticOnly(r.score, r.arms, cosine.get(r.beliefId) ?? 0, convex.similarity) < convex.floor) held.add(r.beliefId);
+  }
   return held;
 }

@@ -8,7 +8,9 @@ import { tiedRanks } from "./fuse.js";
  *
  *   match(b) = (1 − α) · norm(lexical side)(b) + α · norm(cosine)(b)
  *
- * A belief one side did not find counts 0 there. Rank fusion gives an
+ * A belief one side did not find counts 0 there. When the other arms found
+ * nothing at all, the semantic side is the whole match (as rank fusion
+ * normalises by the arms that found something). Rank fusion gives an
  * arm's 20th candidate most of its 1st's share however far apart their
  * similarities are; normalised scores keep the distances, so a weak
  * semantic neighbour no longer weighs like a strong one.
@@ -60,6 +62,7 @@ export function convexMatch(
   if (cosine.size === 0) return new Map(lexicalSide);
   const l = normalised(lexicalSide, how);
   const s = normalised(cosine, how);
+  if (l.size === 0) return s;
   const out = new Map<string, number>();
   for (const id of new Set([...l.keys(), ...s.keys()])) {
     out.set(id, Math.round(((1 - alpha) * (l.get(id) ?? 0) + alpha * (s.get(id) ?? 0)) * 1e9) / 1e9);

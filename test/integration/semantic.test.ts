@@ -122,7 +122,7 @@ describe("semantic arm when the embeddings endpoint is slow or down (pglite)", (
     const later = beliefMsg({ subject: "harbour", statement: "The harbour ferry leaves at nine on Sundays.", belief_type: "project_fact" });
     // The write path never waits for the embedder.
     await unary(c.write, "PutBeliefs", { beliefs: [later] }, me);
-    const { result } = await recallEvents(c, me, 5_000, { text: QUERY.text.toLowerCase() });
+    const { result } = await recallEvents(c, me, 5_000, { text: `${QUERY.text}?` });
     expect(result.arms_degraded).toEqual(["semantic"]);
     expect(result.items.map((i: Json) => i.belief_id).sort()).toEqual([fact.belief_id, later.belief_id].sort());
     await vi.waitFor(() => expect(sidecar.logs()).toContain("background embedder failed; retrying with backoff"), { timeout: 10_000 });

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { documentWeights, RETRIEVAL_POLICY } from "../recall/policy.js";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { SENSITIVITY } from "../domain/model.js";
@@ -92,7 +93,7 @@ async function backfillThroughput(embedder: LocalEmbedder, fixtures: Fixture[], 
     await enableSemantic(client);
     await writeFixtures(new MemoryStore(client), await parseFixtures(fixtures, new Date()));
     const backfill = new EmbeddingBackfill(
-      new SemanticStore(client),
+      new SemanticStore(client, documentWeights(RETRIEVAL_POLICY)),
       embedder,
       // The sidecar's default batch (RECALL_EMBEDDINGS_BATCH).
       { batch: 64, pollIntervalMs: 60_000, retryMinMs: 1000, retryMaxMs: 1000, sensitivityCeiling: SENSITIVITY.confidential },

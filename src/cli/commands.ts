@@ -143,16 +143,21 @@ otherwise. For container health checks and exec probes.`,
   {
     name: "eval",
     summary: "LoCoMo retrieval evaluation; the deterministic benchmark",
-    help: `usage: recall eval locomo FILE [options] | recall eval benchmark [options]
-recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic [--semantic-cap N] [--semantic-weight W]] [--items N] [--budget N] [--details OUT] [--json]
+    help: `usage: recall eval locomo FILE [options] | recall eval benchmark [options] | recall eval paraphrase [options]
+recall eval locomo FILE [--conversations N] [--questions N] [--subjects] [--semantic [semantic options]] [--items N] [--budget N] [--details OUT] [--json]
   LoCoMo retrieval evaluation of FILE (LoCoMo's public JSON format) on a fresh embedded store, beside
   plain BM25. --conversations/--questions take a slice; --subjects passes the speakers a question
-  names as subjects; --semantic adds the semantic arm (configured or hashed embedder), --semantic-cap
-  and --semantic-weight set its candidate cap and fusion weight (default 200 and 1); --items/--budget
+  names as subjects; --semantic adds the semantic arm (configured or hashed embedder); its options
+  --semantic-fusion convex|rrf, --semantic-normalise min-max|rank, --semantic-weight W (alpha of the
+  convex mix, or the RRF weight) and --semantic-cap N override the policy's for the run, and
+  --embedding-cache FILE keeps vectors between runs (outside the repository); --items/--budget
   set the caps of the injected block (default 12 / 600); --details writes one JSON line per question.
 recall eval benchmark [--fixture FILE] [--baseline FILE] [--record [--accept-regression REASON]] [--json]
   The deterministic benchmark (npm run eval); exits 1 when it differs from the baseline; --record
-  re-records it, refusing a triple regression unless --accept-regression says why.`,
+  re-records it, refusing a triple regression unless --accept-regression says why.
+recall eval paraphrase [--fixture FILE] [--json]
+  The paraphrase set: probes sharing no content word with what they need, with the semantic arm off
+  and on (the configured embedder with RECALL_SEMANTIC=on, else the hashed one).`,
     run: async (args, config) => (await import("./eval.js")).runEval(args, config),
   },
   {

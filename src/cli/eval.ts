@@ -9,13 +9,17 @@ import { DEFAULT_HASHED_DIMENSIONS, type Config } from "../config/config.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { hashedEmbedder } from "../embed/hashed-embedder.js";
 import { evaluateLocomo, formatLocomoReport } from "../eval/locomo-eval.js";
-import { DEFAULT_SEMANTIC_RANKING, type SemanticRanking } from "../domain/semantic-calibration.js";
+import { DEFAULT_SEMANTIC_SIMILARITY, type SemanticRanking } from "../domain/semantic-calibration.js";
+import { formatParaphrase, paraphraseJson, runParaphrase } from "../eval/paraphrase.js";
+import { RETRIEVAL_POLICY } from "../recall/policy.js";
+import { cachedEmbedder } from "../embed/embedding-file-cache.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js";
 
 export const BENCHMARK_FIXTURE = "test/fixtures/benchmark/fixture.json";
 export const BENCHMARK_BASELINE = "test/fixtures/benchmark/baseline.json";
+export const PARAPHRASE_FIXTURE = "test/fixtures/benchmark/paraphrase.json";
 
 /**
  * `recall eval locomo …` and `recall eval benchmark …`. For locomo, --semantic adds the semantic arm with
@@ -30,7 +34,7 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
       questions: { type: "string" },
       json: { type: "boolean", default: false },
       subjects: { type: "boolean", default: false },
-      fixture: { type: "string", default: BENCHMARK_FIXTURE },
+      fixture: { type: "string" },
       baseline: { type: "string", default: BENCHMARK_BASELINE },
       record: { type: "boolean", default: false },
       "accept-regression": { type: "string" },
@@ -40,22 +44,37 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
       details: { type: "string" },
       "semantic-cap": { type: "string" },
       "semantic-weight": { type: "string" },
+      "semantic-fusion": { type: "string" },
+      "semantic-normalise": { type: "string" },
+      "semantic-lexical-side": { type: "string" },
+      "embedding-cache": { type: "string" },
     },
   });
   const [suite, file] = positionals;
-  if (suite === "benchmark") {
-    return benchmark(values.fixture, values.baseline, { record: values.record, json: values.json, acceptRegression: values["accept-regression"] ?? null });
+  if (suite === "paraphrase") {
+    // With RECALL_SEMANTIC=on, the configured embedder; otherwise the hashed one (which knows no paraphrase).
+    const embedder = config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS);
+    const similarity = config?.semantic?.similarity ?? DEFAULT_SEMANTIC_SIMILARITY.hashed;
+    const result = await runParaphrase(await readBenchmarkFixture(values.fixture ?? PARAPHRASE_FIXTURE), embedder, similarity).finally(() => embedder.close?.());
+    process.stdout.write(values.json ? `${JSON.stringify(paraphraseJson(result), null, 2)}\n` : `${formatParaphrase(result)}\n`);
+    return 0;
   }
-  if (suite !== "locomo") throw new UsageError(suite === undefined ? "name a suite, locomo or benchmark" : `unknown suite "${suite}"`);
+  if (suite === "benchmark") {
+    return benchmark(values.fixture ?? BENCHMARK_FIXTURE, values.baseline, { record: values.record, json: values.json, acceptRegression: values["accept-regression"] ?? null });
+  }
+  if (suite !== "locomo") throw new UsageError(suite === undefined ? "name a suite, locomo, benchmark or paraphrase" : `unknown suite "${suite}"`);
   if (!file) throw new UsageError("the LoCoMo FILE is missing");
   let progress: Progress | undefined;
   for (const flag of ["items", "budget"] as const) {
     const v = values[flag];
     if (v !== undefined && !(Number.isInteger(Number(v)) && Number(v) > 0)) throw new UsageError(`--${flag} must be a positive integer`);
   }
-  const semanticRanking = rankingOption(values["semantic-cap"], values["semantic-weight"]);
-  if (semanticRanking && !values.semantic) throw new UsageError("--semantic-cap and --semantic-weight need --semantic");
-  const embedder = values.semantic ? (config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS)) : undefined;
+  const semanticRanking = rankingOption(values["semantic-cap"], values["semantic-weight"], values["semantic-fusion"], values["semantic-normalise"], values["semantic-lexical-side"]);
+  if ((semanticRanking || values["embedding-cache"]) && !values.semantic) {
+    throw new UsageError("--semantic-cap, --semantic-weight, --semantic-fusion, --semantic-normalise, --semantic-lexical-side and --embedding-cache need --semantic");
+  }
+  const configured = values.semantic ? (config?.semantic ? createEmbedder(config.semantic) : hashedEmbedder(DEFAULT_HASHED_DIMENSIONS)) : undefined;
+  const embedder = configured && values["embedding-cache"] ? await cachedEmbedder(configured, values["embedding-cache"]) : configured;
   const report = await evaluateLocomo(file, {
     semanticRanking,
     conversations: count(values.conversations, "--conversations"),
@@ -75,12 +94,20 @@ export async function runEval(args: string[], config?: Config): Promise<number> 
   return 0;
 }
 
-/** The semantic arm's cap and fusion weight for tuning (each defaults to DEFAULT_SEMANTIC_RANKING's), or undefined. */
-function rankingOption(cap: string | undefined, weight: string | undefined): SemanticRanking | undefined {
-  if (cap === undefined && weight === undefined) return undefined;
-  const w = weight === undefined ? DEFAULT_SEMANTIC_RANKING.weight : Number(weight);
+/** The semantic arm's cap and fusion for tuning (each unset part the policy's in-turn one), or undefined. */
+function rankingOption(cap?: string, weight?: string, fusion?: string, normalise?: string, side?: string): SemanticRanking | undefined {
+  if (cap === undefined && weight === undefined && fusion === undefined && normalise === undefined && side === undefined) return undefined;
+  const policy = RETRIEVAL_POLICY.semantic;
+  const w = weight === undefined ? policy.weight.task : Number(weight);
   if (!(Number.isFinite(w) && w > 0)) throw new UsageError("--semantic-weight must be a positive number");
-  return { candidateCap: count(cap, "--semantic-cap") ?? DEFAULT_SEMANTIC_RANKING.candidateCap, weight: w };
+  const method = fusion ?? policy.method;
+  if (method !== "convex" && method !== "rrf") throw new UsageError("--semantic-fusion must be convex or rrf");
+  if (method === "convex" && w > 1) throw new UsageError("--semantic-weight must be at most 1 with --semantic-fusion convex (it is α)");
+  const how = normalise ?? policy.normalise;
+  if (how !== "min-max" && how !== "rank") throw new UsageError("--semantic-normalise must be min-max or rank");
+  const lexicalSide = side ?? policy.lexicalSide;
+  if (lexicalSide !== "rrf" && lexicalSide !== "scores") throw new UsageError("--semantic-lexical-side must be rrf or scores");
+  return { method, normalise: how, lexicalSide, candidateCap: count(cap, "--semantic-cap") ?? policy.candidateCap, weight: w };
 }
 
 function count(value: string | undefined, option: string): number | undefined {

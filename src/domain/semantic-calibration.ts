@@ -34,25 +34,40 @@ export const DEFAULT_SEMANTIC_SIMILARITY: Readonly<Record<"openai" | "local" | "
 });
 
 /**
- * Where the semantic arm's candidates enter the fusion: at most
- * `candidateCap` of them (the nearest first), each reciprocal rank
- * multiplied by `weight` (every other arm weighs 1). The defaults leave the
- * arm an equal among the arms with the others' cap, as it always was.
+ * How the semantic arm's candidates enter the ranking: at most
+ * `candidateCap` of them (the nearest first), then either
+ *
+ * - `convex` (rank/score-fusion.ts): the match is (1 − weight) × the other
+ *   arms' rank-fused share + weight × the cosine, each side normalised
+ *   within the recall by `normalise`; or
+ *   The other arms' side is their rank-fused share (`lexicalSide: "rrf"`)
+ *   or the mean of each arm's own scores, normalised alike (`"scores"`).
+ * - `rrf`: the arm's reciprocal ranks, multiplied by `weight`, join the
+ *   other arms' in the rank fusion (every other arm weighs 1).
+ *
+ * The policy holds the values per profile (policy.ts `semantic`); the
+ * evaluation may set them for one run.
  */
 export interface SemanticRanking {
+  readonly method: "convex" | "rrf";
+  readonly normalise: "min-max" | "rank";
+  readonly lexicalSide?: "rrf" | "scores";
   readonly candidateCap: number;
   readonly weight: number;
 }
-
-export const DEFAULT_SEMANTIC_RANKING: SemanticRanking = Object.freeze({ candidateCap: 200, weight: 1 });
 
 export function semanticRelevance(cosine: number, s: SemanticSimilarity): number {
   if (s.full <= s.min) return cosine >= s.min ? 1 : 0;
   return Math.min(1, Math.max(0, (cosine - s.min) / (s.full - s.min)));
 }
 
-/** The score of a ranked belief: gated by its semantic relevance when the semantic arm alone found it. */
+/** True when the semantic arm alone found the belief. */
+export function semanticOnly(arms: readonly string[]): boolean {
+  return arms.length === 1 && arms[0] === "semantic";
+}
+
+/** The score of a ranked belief under rank fusion: gated by its semantic relevance when the semantic arm alone found it. */
 export function gateSemanticOnly(score: number, arms: readonly string[], cosine: number | undefined, s: SemanticSimilarity | undefined): number {
-  if (s === undefined || cosine === undefined || arms.length !== 1 || arms[0] !== "semantic") return score;
+  if (s === undefined || cosine === undefined || !semanticOnly(arms)) return score;
   return Math.round(score * semanticRelevance(cosine, s) * 1e9) / 1e9;
 }

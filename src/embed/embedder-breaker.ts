@@ -12,10 +12,10 @@ export function withBreaker(embedder: Embedder, cooldownMs: number, now: () => n
   return {
     id: embedder.id,
     dimensions: embedder.dimensions,
-    async embed(texts, signal) {
+    async embed(texts, signal, purpose) {
       if (now() < openUntil) throw new EmbedderError("embedder failed recently; skipped until its cooldown ends");
       try {
-        return await embedder.embed(texts, signal);
+        return await embedder.embed(texts, signal, purpose);
       } catch (error) {
         openUntil = now() + cooldownMs;
         throw error;

@@ -3,6 +3,7 @@ import type { Principal, SensitivityLevel } from "../domain/model.js";
 import type { Logger } from "../log/logger.js";
 import type { MissingEmbedding, SemanticStore } from "../store/candidates/semantic-store.js";
 import { EmbedderError, type Embedder } from "../ports/embedder.js";
+import { documentParts, documentVector } from "./document-vector.js";
 
 /**
  * The background embedder: fills in the embeddings of beliefs that have
@@ -97,13 +98,10 @@ export class EmbeddingBackfill {
     if (missing.length === 0) return 0;
     let vectors: (number[] | null)[];
     try {
-      vectors = await this.embedder.embed(
-        missing.map((m) => m.statement),
-        signal,
-      );
+      vectors = await this.embedDocuments(missing, signal);
     } catch (error) {
       if (!(error instanceof EmbedderError && error.rejectedInput)) throw error;
-      // One statement the endpoint refuses (too long for the model, say) must not hold back the rest.
+      // One document the endpoint refuses (too long for the model, say) must not hold back the rest.
       vectors = [];
       for (const m of missing) vectors.push(await this.embedAlone(m, signal));
     }
@@ -114,9 +112,31 @@ export class EmbeddingBackfill {
     return missing.length;
   }
 
+  /**
+   * Each belief's document vector (document-vector.ts): its statement and
+   * source context embedded in one request, part by part, then summed with
+   * the lexical fields' weights.
+   */
+  private async embedDocuments(missing: readonly MissingEmbedding[], signal: AbortSignal | undefined): Promise<number[][]> {
+    const parts = missing.map((m) => documentParts(m, this.store.document));
+    const flat = await this.embedder.embed(
+      parts.flatMap((ps) => ps.map((p) => p.text)),
+      signal,
+      "document",
+    );
+    let at = 0;
+    return parts.map((ps) => {
+      const vectors = flat.slice(at, (at += ps.length));
+      return documentVector(
+        vectors,
+        ps.map((p) => p.weight),
+      );
+    });
+  }
+
   private async embedAlone(m: MissingEmbedding, signal: AbortSignal | undefined): Promise<number[] | null> {
     try {
-      const [vector] = await this.embedder.embed([m.statement], signal);
+      const [vector] = await this.embedDocuments([m], signal);
       return vector!;
     } catch (error) {
       if (!(error instanceof EmbedderError && error.rejectedInput)) throw error;

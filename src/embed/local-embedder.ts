@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { EmbedderError, type Embedder } from "../ports/embedder.js";
+import { EmbedderError, type EmbedPurpose, type Embedder } from "../ports/embedder.js";
 import type { LocalWorkerData, LocalWorkerMessage } from "./local-embedder-worker.js";
 import type { LocalModelFolder } from "./local-model-folder.js";
 
@@ -60,7 +60,9 @@ export class LocalEmbedder implements Embedder {
     private readonly folder: LocalModelFolder,
     private readonly options: LocalEmbedderOptions,
   ) {
-    this.id = `local:${folder.name}:${folder.dimensions}`;
+    // The folder's name names the model; another pooling or prefix of the same weights is another id.
+    const variant = folder.pooling === "mean" && folder.prefixes.query === "" && folder.prefixes.document === "" ? "" : `:${folder.pooling}`;
+    this.id = `local:${folder.name}:${folder.dimensions}${variant}`;
     this.dimensions = folder.dimensions;
   }
 
@@ -69,7 +71,9 @@ export class LocalEmbedder implements Embedder {
     return (this.ready ??= this.spawn());
   }
 
-  embed(texts: readonly string[], signal?: AbortSignal): Promise<number[][]> {
+  embed(input: readonly string[], signal?: AbortSignal, purpose: EmbedPurpose = "document"): Promise<number[][]> {
+    const prefix = this.folder.prefixes[purpose];
+    const texts = prefix === "" ? input : input.map((t) => prefix + t);
     if (this.closed) return Promise.reject(new EmbedderError("local embedder closed"));
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (texts.length === 0) return Promise.resolve([]);

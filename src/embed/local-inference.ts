@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { Tokenizer } from "@huggingface/tokenizers";
 import * as ort from "onnxruntime-node";
 import type { LocalModelFolder } from "./local-model-folder.js";
-import { meanPoolNormalized } from "./mean-pool.js";
+import { clsPoolNormalized, meanPoolNormalized } from "./mean-pool.js";
 
 /**
  * One loaded model: the folder's tokenizer (Hugging Face's own tokenizer.json,
@@ -67,7 +67,10 @@ export class LocalInference {
     const output = await this.session.run(feeds);
     const hidden = output[this.session.outputNames[0]!]!;
     try {
-      return meanPoolNormalized(hidden.data as Float32Array, mask, batch, sequence, this.folder.dimensions);
+      const data = hidden.data as Float32Array;
+      return this.folder.pooling === "cls"
+        ? clsPoolNormalized(data, batch, sequence, this.folder.dimensions)
+        : meanPoolNormalized(data, mask, batch, sequence, this.folder.dimensions);
     } finally {
       hidden.dispose();
     }

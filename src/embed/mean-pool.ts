@@ -30,3 +30,17 @@ export function meanPoolNormalized(hidden: Float32Array, mask: ArrayLike<number 
   }
   return out;
 }
+
+/** [CLS] pooling: each text's first token's vector, scaled to unit length (BGE, GTE and other CLS-pooled models). */
+export function clsPoolNormalized(hidden: Float32Array, batch: number, sequence: number, dims: number): Float32Array[] {
+  const out: Float32Array[] = [];
+  for (let b = 0; b < batch; b++) {
+    const v = hidden.slice(b * sequence * dims, b * sequence * dims + dims);
+    let norm = 0;
+    for (let d = 0; d < dims; d++) norm += v[d]! * v[d]!;
+    norm = Math.sqrt(norm) || 1;
+    for (let d = 0; d < dims; d++) v[d]! /= norm;
+    out.push(v);
+  }
+  return out;
+}

@@ -153,6 +153,8 @@ export interface FixtureProbe {
   acceptable: string[];
   forbidden: string[];
   transfer: boolean;
+  /** Not in the fixture's JSON: a run may ask the probe with this relevance floor (0: none) instead of the policy's. */
+  minScore?: number;
 }
 
 export interface FixtureWrite {

@@ -6,6 +6,14 @@ import { requestedQuery, type RequestedQuery } from "../recall/query-former.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { fixtureBeliefId, type BenchmarkFixture, type FixtureProbe, type FixtureSession, type FixtureWrite } from "./benchmark-fixture.js";
 import { benchmarkMetrics, type BenchmarkMetrics } from "./benchmark-metrics.js";
+import type { SemanticSearch } from "../recall/arms/semantic.js";
+
+/** The semantic arm for a benchmark run (the paraphrase set): its search, and how to embed what was written. */
+export interface BenchmarkSemantic {
+  search: SemanticSearch;
+  /** Embeds every belief written so far; called after the load and after each mid-session write. */
+  embedAll(): Promise<void>;
+}
 
 /**
  * The deterministic benchmark (`npm run eval`): loads the fixture into a
@@ -83,13 +91,15 @@ export async function runBenchmark(
   fixture: BenchmarkFixture,
   store: MemoryStore,
   policy: RetrievalPolicy = RETRIEVAL_POLICY,
+  semantic?: BenchmarkSemantic,
 ): Promise<BenchmarkResult> {
   await loadFixture(fixture, store);
+  await semantic?.embedAll();
   const probes: ProbeRow[] = [];
   const sessions: SnapshotSession[] = [];
   const reopens: ReopenSample[] = [];
   for (const session of fixture.sessions) {
-    const run = await runSession(fixture, store, policy, session);
+    const run = await runSession(fixture, store, policy, session, semantic);
     probes.push(...run.probes);
     reopens.push(...run.reopens);
     if (run.snapshot) sessions.push(run.snapshot);
@@ -123,7 +133,7 @@ export async function applyWrite(store: MemoryStore, principal: Principal, write
 }
 
 /** The pipeline's dependencies on the benchmark's clock; traces go straight to the store. */
-export function benchmarkDeps(store: MemoryStore, policy: RetrievalPolicy, clock: () => Date): PipelineDeps {
+export function benchmarkDeps(store: MemoryStore, policy: RetrievalPolicy, clock: () => Date, semantic?: SemanticSearch): PipelineDeps {
   return {
     store,
     // Written to the store: the recall delta finds the session's snapshot through its trace.
@@ -132,10 +142,11 @@ export function benchmarkDeps(store: MemoryStore, policy: RetrievalPolicy, clock
     clock,
     traceRetentionHours: 24,
     heads: store,
+    ...(semantic ? { semantic } : {}),
   };
 }
 
-async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy: RetrievalPolicy, session: FixtureSession) {
+async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy: RetrievalPolicy, session: FixtureSession, semantic?: BenchmarkSemantic) {
   const probes: ProbeRow[] = [];
   const reopens: ReopenSample[] = [];
   let clock = session.start;
@@ -145,12 +156,13 @@ async function runSession(fixture: BenchmarkFixture, store: MemoryStore, policy:
   // Not snapshot-eligible at open, so never a miss: persona-held beliefs, and beliefs written since.
   const ineligible = new Set(fixture.principals.find((p) => samePrincipal(p.principal, session.principal))?.personaHeld ?? []);
   const durable = new Set(policy.durableTypes);
-  const deps = benchmarkDeps(store, policy, () => clock);
+  const deps = benchmarkDeps(store, policy, () => clock, semantic?.search);
 
   for (const step of session.steps) {
     if (step.kind === "write") {
       clock = step.at;
       await applyWrite(store, session.principal, step);
+      await semantic?.embedAll();
       if (opened) for (const b of step.beliefs) ineligible.add(keyOf(fixture, b.beliefId));
       continue;
     }
@@ -234,6 +246,7 @@ function probeQuery(probe: FixtureProbe): RequestedQuery {
     subjects: probe.subjects,
     structuredBeliefTypes: probe.types,
     asOf: probe.asOf,
+    ...(probe.minScore !== undefined ? { minScore: probe.minScore } : {}),
   });
 }
 

@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import { pino } from "pino";
 import { SENSITIVITY } from "../domain/model.js";
 import { recall, type PipelineDeps } from "../recall/pipeline.js";
-import { RETRIEVAL_POLICY } from "../recall/policy.js";
+import { documentWeights, RETRIEVAL_POLICY } from "../recall/policy.js";
+import { withQueryCache } from "../embed/query-embedding-cache.js";
 import { requestedQuery, type RequestedQuery } from "../recall/query-former.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
@@ -60,7 +61,7 @@ export interface LocomoOptions {
   injectedBudget?: number;
   /** Writes one JSON line per question to this file (locomo-details.ts). */
   details?: string;
-  /** The semantic arm's cap and weight in the fusion (default: DEFAULT_SEMANTIC_RANKING). */
+  /** The semantic arm's cap and fusion (default: the policy's). */
   semanticRanking?: SemanticRanking;
 }
 
@@ -203,7 +204,7 @@ export async function evaluateLocomo(file: string, options: LocomoOptions = {}):
   return {
     subjects: options.subjects ?? false,
     semantic: options.semantic
-      ? `${options.semantic.id}${options.semanticRanking ? ` (cap ${options.semanticRanking.candidateCap}, weight ${options.semanticRanking.weight})` : ""}`
+      ? `${options.semantic.id}${options.semanticRanking ? ` (${describeRanking(options.semanticRanking)})` : ""}`
       : null,
     conversations: samples.length,
     beliefs,
@@ -244,14 +245,19 @@ async function askInTurn(deps: PipelineDeps, principal: { tenantId: string; prin
 /** The semantic arm over the evaluation's store; its backfill is driven batch by batch, not started. */
 async function semanticSearch(client: ReturnType<typeof createPgliteClient>, embedder: Embedder, similarity: SemanticSimilarity, ranking?: SemanticRanking) {
   await enableSemantic(client);
-  const semanticStore = new SemanticStore(client);
+  const semanticStore = new SemanticStore(client, documentWeights(RETRIEVAL_POLICY));
   const backfill = new EmbeddingBackfill(
     semanticStore,
     embedder,
     { batch: 256, pollIntervalMs: 60_000, retryMinMs: 1000, retryMaxMs: 1000, sensitivityCeiling: SENSITIVITY.restricted },
     pino({ level: "silent" }),
   );
-  return { search: { embedder, store: semanticStore, similarity, ...(ranking ? { ranking } : {}) }, backfill };
+  // Each question is asked twice (the ranked list and the injected block): its embedding is computed once.
+  return { search: { embedder: withQueryCache(embedder, 64), store: semanticStore, similarity, ...(ranking ? { ranking } : {}) }, backfill };
+}
+
+function describeRanking(r: SemanticRanking): string {
+  return r.method === "convex" ? `cap ${r.candidateCap}, convex ${r.normalise} (other arms by ${r.lexicalSide ?? "rrf"}), alpha ${r.weight}` : `cap ${r.candidateCap}, rrf weight ${r.weight}`;
 }
 
 function inTurnQuery(text: string, subjects: string[], maxItems: number, budgetTokens: number, minScore?: number): RequestedQuery {

@@ -24,19 +24,19 @@ import { assemble, type Assembled } from "./render/assemble.js";
 import type { ArmObserver, ArmOutcome, RecallArm } from "./arms/arm.js";
 import { deltaArm } from "./arms/delta.js";
 import { lexicalArm } from "./arms/lexical.js";
-import { semanticArm, type SemanticSearch } from "./arms/semantic.js";
+import { semanticArm, semanticRankingFor, type SemanticSearch } from "./arms/semantic.js";
 import { structuredArm } from "./arms/structured.js";
 import { collapse } from "./rank/collapse.js";
-import { matchFromFused, reciprocalRankFusion } from "./rank/fuse.js";
+import { fuseArms } from "./rank/fuse-arms.js";
 import { adviseEpisodicSearch } from "./escalation.js";
 import { asHeldThen, eligibilityFilter, type EligibilityFilter } from "../domain/hard-filter.js";
 import type { RetrievalPolicy } from "./policy.js";
 import { effectiveQuery, type RequestedQuery } from "./query-former.js";
 import { beliefLine } from "./render/belief-line.js";
 import { scanStatements } from "./safety/safety.js";
-import { DEFAULT_SEMANTIC_RANKING, gateSemanticOnly } from "../domain/semantic-calibration.js";
+import { gateSemanticOnly } from "../domain/semantic-calibration.js";
 import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank/rank.js";
-import { heldBelowRelativeFloor } from "./rank/relative-floor.js";
+import { heldBackByFloors } from "./rank/relative-floor.js";
 import { RENDER_FOOTER, renderedBlock, renderHeader, type RenderLine } from "./render/render.js";
 import { LineCandidate } from "./render/line-candidate.js";
 import { rankedCandidate, type RankedCandidate } from "./rank/ranked-candidate.js";
@@ -179,7 +179,6 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   // The bounded ownership lookup and the semantic arm are versioned: queries that use them say so
   // in the header and the trace, so a trace always names the ranking that produced its block.
   const semanticOn = deps.semantic !== undefined && run.kind !== "snapshot";
-  const semanticRanking = deps.semantic?.ranking ?? DEFAULT_SEMANTIC_RANKING;
   const policyVersion =
     policy.version + (query.includeOwnedResources ? policy.ownedResources.tag : "") + (semanticOn ? policy.semanticTag : "");
 
@@ -203,7 +202,10 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   ];
   if (deltaAfter !== null) arms.push(deltaArm(source, filter, deltaAfter, policy.candidateCap));
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
-  if (semanticOn) arms.push(semanticArm(deps.semantic!, filter, query.text, semanticRanking.candidateCap, run.storeDeadline));
+  if (semanticOn) {
+    const { candidateCap } = semanticRankingFor(policy, query.profile, deps.semantic!);
+    arms.push(semanticArm(deps.semantic!, filter, query.text, candidateCap, run.storeDeadline));
+  }
   // Corrections to what the session was shown (its snapshot, then its in-turn recalls and searches;
   // never dropped for budget): looked up beside the arms, so the lookup overlaps the arms' work.
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
@@ -260,29 +262,27 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
   // 4. Fuse.
   const rows = new Map<string, ArmCandidate>();
   for (const o of outcomes) for (const c of o.candidates) rows.set(c.belief.beliefId, c);
-  // The arms' weights in the fusion: the semantic arm's is its calibration's, every other arm's 1.
-  const weightOf = (arm: string) => (arm === "semantic" ? (deps.semantic?.ranking ?? DEFAULT_SEMANTIC_RANKING).weight : 1);
-  const armsRun = outcomes.filter((o) => !o.degraded && o.candidates.length > 0).reduce((sum, o) => sum + weightOf(o.arm), 0);
-  const fused = reciprocalRankFusion(
-    outcomes.map((o) => ({ arm: o.arm, ids: o.candidates.map((c) => c.belief.beliefId), scores: o.candidates.map((c) => c.armScore), weight: weightOf(o.arm) })),
-    policy.rrfK,
-  );
+  const semantic = deps.semantic;
+  const ranking = semantic ? semanticRankingFor(policy, query.profile, semantic) : undefined;
+  const fused = fuseArms(outcomes, policy.rrfK, ranking);
 
-  // 5. Rank. A belief only the semantic arm found counts as far as its similarity does.
+  // 5. Rank. Under rank fusion a belief only the semantic arm found counts as far as its similarity does.
   const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
+  const gate = ranking?.method === "rrf" ? semantic?.similarity : undefined;
   const ranked = fused.map((f) => {
     const { belief, memo } = rows.get(f.beliefId)!;
     const carried = isCarried(belief, query.currentScope);
     // A historical query ranks a belief with the lifecycle it had at as_of.
-    const s = score(asHeldThen(belief, filter.historical), matchFromFused(f.fused, armsRun, policy.rrfK), { currentScope: query.currentScope, at: asOf ?? now, weights }, policy);
-    return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), deps.semantic?.similarity), memo);
+    const s = score(asHeldThen(belief, filter.historical), f.match, { currentScope: query.currentScope, at: asOf ?? now, weights }, policy);
+    return rankedCandidate(belief, f.arms, carried, gateSemanticOnly(s, f.arms, cosine.get(f.beliefId), gate), memo);
   });
   ranked.sort((a, b) => b.score - a.score || (a.beliefId < b.beliefId ? -1 : 1));
   // The penalty's last parts need the first ranking: a near-duplicate of a higher-ranked item, then
   // an item whose cited sources higher-ranked items already cite.
   const reranked = demoteCoveredSources(demoteNearDuplicates(ranked, weights, policy), weights, policy);
   // The floor's relative part, from the arms' own scores; a query with no floor (min_score 0) has none.
-  const heldBack = query.minScore > 0 ? heldBelowRelativeFloor(outcomes, weights.relativeFloor, policy.typeAnchorWeight) : new Set<string>();
+  const heldBack = query.minScore > 0 ? heldBackByFloors(outcomes, reranked, weights.relativeFloor, policy.typeAnchorWeight,
+          ranking?.method === "convex" && semantic ? { similarity: semantic.similarity, floor: query.minScore } : undefined) : new Set<string>();
 
   // 6. Collapse and diversify.
   const collapsed = collapse(reranked, perSubjectCap(query.maxItems, query.profile, policy));

@@ -1,4 +1,5 @@
 import type { LexicalScoring } from "../ports/candidate-source.js";
+import type { DocumentWeights } from "../ports/embedder.js";
 import type { Authority, Moment, Portability, Profile, SessionType } from "../domain/model.js";
 
 /**
@@ -97,6 +98,18 @@ export interface RetrievalPolicy {
    */
   /** Appended to the policy version of recalls the semantic arm took part in (RECALL_SEMANTIC=on). */
   semanticTag: string;
+  /**
+   * How the semantic arm's candidates are fused (domain/semantic-calibration.ts SemanticRanking):
+   * its candidate cap, convex fusion of normalised scores or rank fusion, and the weight per profile
+   * (α of the convex mix, or the arm's RRF weight). Set on the LoCoMo dev split (docs/benchmarks.md).
+   */
+  semantic: {
+    method: "convex" | "rrf";
+    normalise: "min-max" | "rank";
+    lexicalSide: "rrf" | "scores";
+    candidateCap: number;
+    weight: Record<Profile, number>;
+  };
   lexical: LexicalScoring & { trigram: { minSimilarity: number; minWordLength: number } };
 }
 
@@ -147,7 +160,8 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
   durableTypes: ["preference", "user_model_attr", "relationship", "working_style", "constraint", "skill"],
   deadlineMargin: { share: 0.1, minMs: 20, maxMs: 200 },
   ownedResources: { weight: 0.5, types: ["user_model_attr", "project_fact", "resource"], tag: "+owned-resources@1" },
-  semanticTag: "+semantic@2",
+  semanticTag: "+semantic@3",
+  semantic: { method: "convex", normalise: "min-max", lexicalSide: "scores", candidateCap: 50, weight: { core: 0.4, task: 0.4, deep: 0.4 } },
   lexical: {
     k1: 1.2,
     b: 0.75,
@@ -158,6 +172,12 @@ export const RETRIEVAL_POLICY: RetrievalPolicy = deepFreeze({
     trigram: { minSimilarity: 0.4, minWordLength: 4 },
   },
 });
+
+/** The weights of a belief's embedded document (ports/embedder.ts): the lexical fields' own. */
+export function documentWeights(policy: RetrievalPolicy): DocumentWeights {
+  const w = policy.lexical.fieldWeights;
+  return { statement: w.statement, source: w.source, neighbours: w.neighbours };
+}
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object") {

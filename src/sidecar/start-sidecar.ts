@@ -11,7 +11,7 @@ import type { InspectorPage } from "../inspect/ui-server.js";
 import { baseUrl, inspectorSetup } from "../inspect/ui-setup.js";
 import { removeUiRecord, writeUiRecord } from "../inspect/ui-runtime-file.js";
 import type { Logger } from "../log/logger.js";
-import { RETRIEVAL_POLICY } from "../recall/policy.js";
+import { documentWeights, RETRIEVAL_POLICY } from "../recall/policy.js";
 import { HealthStatus, registerHealth } from "../server/health.js";
 import { mapDecodeErrors } from "../server/wire/decode-errors.js";
 import { identityInterceptor } from "../server/identity/identity.js";
@@ -53,6 +53,7 @@ import { TraceSpool } from "../trace/trace-spool.js";
 import { SENSITIVITY, type Principal } from "../domain/model.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { withBreaker } from "../embed/embedder-breaker.js";
+import { withQueryCache } from "../embed/query-embedding-cache.js";
 import { EmbeddingBackfill } from "../embed/embedding-backfill.js";
 import type { SemanticSearch } from "../recall/arms/semantic.js";
 import { SemanticStore } from "../store/candidates/semantic-store.js";
@@ -85,6 +86,8 @@ const EMBED_RETRY_MIN_MS = 1000;
 const EMBED_RETRY_MAX_MS = 60_000;
 /** After a failed query embedding the semantic arm is skipped (degraded) this long: one slow recall per cooldown, not all. */
 const QUERY_EMBED_COOLDOWN_MS = 5_000;
+/** Query texts whose embedding the semantic arm remembers (384 floats each: about 3 KB apiece). */
+const QUERY_EMBEDDINGS_CACHED = 1024;
 
 export interface Sidecar {
   readonly port: number;
@@ -547,7 +550,7 @@ async function mcpEndpoint(
 function startSemantic(config: Config, store: MemoryStore, logger: Logger): { semantic?: SemanticSearch; backfill?: EmbeddingBackfill } {
   if (config.semantic === null) return {};
   const embedder = createEmbedder(config.semantic);
-  const semanticStore = new SemanticStore(store.db);
+  const semanticStore = new SemanticStore(store.db, documentWeights(RETRIEVAL_POLICY));
   const backfill = new EmbeddingBackfill(
     semanticStore,
     embedder,
@@ -566,7 +569,11 @@ function startSemantic(config: Config, store: MemoryStore, logger: Logger): { se
   // The embedder's id names kind, model and dimension; the API key is never logged.
   logger.info({ embedder: embedder.id, similarity: config.semantic.similarity }, "semantic arm on");
   return {
-    semantic: { embedder: withBreaker(embedder, QUERY_EMBED_COOLDOWN_MS), store: semanticStore, similarity: config.semantic.similarity },
+    semantic: {
+      embedder: withBreaker(withQueryCache(embedder, QUERY_EMBEDDINGS_CACHED), QUERY_EMBED_COOLDOWN_MS),
+      store: semanticStore,
+      similarity: config.semantic.similarity,
+    },
     backfill,
   };
 }

@@ -18,8 +18,8 @@ import { scanStatements } from "../recall/safety/safety.js";
 const POLICIES: ReadonlyMap<string, RetrievalPolicy> = new Map([[RETRIEVAL_POLICY.version, RETRIEVAL_POLICY]]);
 
 export function policyForVersion(version: string): RetrievalPolicy {
-  // A query that used the ownership lookup records its tag after the policy's version.
-  const policy = POLICIES.get(version.replace(RETRIEVAL_POLICY.ownedResources.tag, ""));
+  // A query that used the ownership lookup or the semantic arm records their tags after the policy's version.
+  const policy = POLICIES.get(version.replace(RETRIEVAL_POLICY.ownedResources.tag, "").replace(RETRIEVAL_POLICY.semanticTag, ""));
   if (!policy) throw new Error(`no retrieval policy ${version} to re-render with`);
   return policy;
 }
@@ -48,7 +48,8 @@ export async function rerender(
       .sort();
     return beliefLine(b, isCarried(b, trace.query.currentScope), partners, policy, verdicts[i]!);
   });
-  // The header names the version as recorded (with the ownership tag, when the query had it).
-  const version = trace.retrievalPolicyVersion === `${policy.version}${policy.ownedResources.tag}` ? trace.retrievalPolicyVersion : policy.version;
+  // The header names the version as recorded (with the ownership and semantic tags, when the recall had them).
+  const tagged = [policy.version, `${policy.version}${policy.ownedResources.tag}`].flatMap((v) => [v, `${v}${policy.semanticTag}`]);
+  const version = tagged.includes(trace.retrievalPolicyVersion) ? trace.retrievalPolicyVersion : policy.version;
   return renderBlock(trace.asOf, version, lines, trace.query.knownAt);
 }

@@ -11,8 +11,9 @@ import { freshPostgresDatabase } from "../support/stores.js";
 const ferry = () => beliefMsg({ subject: "harbour", statement: "The harbour ferry leaves at seven.", belief_type: "project_fact" });
 const QUERY = { text: "When does the ferry leave the harbour?" };
 
-async function recallEvents(c: Clients, me: Json, deadlineMs = 5_000): Promise<{ arms: Json[]; result: Json }> {
-  const events = await serverStream(c.memory, "Recall", { query: QUERY }, me as { tenant: string; principal: string }, deadlineMs);
+/** `query`: another text than QUERY where the test needs the embedder asked (a query's embedding is cached per text). */
+async function recallEvents(c: Clients, me: Json, deadlineMs = 5_000, query = QUERY): Promise<{ arms: Json[]; result: Json }> {
+  const events = await serverStream(c.memory, "Recall", { query }, me as { tenant: string; principal: string }, deadlineMs);
   return { arms: events.filter((e) => e.event === "arm").map((e) => e.arm as Json), result: events[events.length - 1]!.result as Json };
 }
 
@@ -95,16 +96,18 @@ describe("semantic arm when the embeddings endpoint is slow or down (pglite)", (
     };
     try {
       // A result that missed the client's deadline would fail this call with DEADLINE_EXCEEDED.
-      const { arms, result } = await recallEvents(c, me, 3_000);
+      // A text not asked before: QUERY's embedding is cached and would not wait for the embedder.
+      const slowQuery = { text: "When does the harbour ferry leave?" };
+      const { arms, result } = await recallEvents(c, me, 3_000, slowQuery);
       expect(arms.find((a) => a.arm === "semantic")).toMatchObject({ degraded: true });
       expect(result.arms_degraded).toEqual(["semantic"]);
       expect(result.items.map((i: Json) => i.belief_id)).toEqual([fact.belief_id]);
       expect(result.items[0].arms).not.toContain("semantic");
 
       // The breaker: the next recall skips the failing embedder at once instead of waiting for it again.
-      const asked = () => embeddings.requests.filter((r) => r.body.input[0] === QUERY.text).length;
+      const asked = () => embeddings.requests.filter((r) => r.body.input[0] === slowQuery.text).length;
       const before = asked();
-      const next = await recallEvents(c, me, 3_000);
+      const next = await recallEvents(c, me, 3_000, slowQuery);
       expect(next.result.arms_degraded).toEqual(["semantic"]);
       expect(asked()).toBe(before);
     } finally {
@@ -119,7 +122,7 @@ describe("semantic arm when the embeddings endpoint is slow or down (pglite)", (
     const later = beliefMsg({ subject: "harbour", statement: "The harbour ferry leaves at nine on Sundays.", belief_type: "project_fact" });
     // The write path never waits for the embedder.
     await unary(c.write, "PutBeliefs", { beliefs: [later] }, me);
-    const { result } = await recallEvents(c, me);
+    const { result } = await recallEvents(c, me, 5_000, { text: `${QUERY.text}?` });
     expect(result.arms_degraded).toEqual(["semantic"]);
     expect(result.items.map((i: Json) => i.belief_id).sort()).toEqual([fact.belief_id, later.belief_id].sort());
     await vi.waitFor(() => expect(sidecar.logs()).toContain("background embedder failed; retrying with backoff"), { timeout: 10_000 });

@@ -14,7 +14,14 @@ import { traceView } from "../../src/trace/trace-view.js";
 import { applyWrite, benchmarkDeps, commonPrefixBytes, pinLastWrite, runBenchmark, runProbe, type BenchmarkResult } from "../../src/eval/benchmark.js";
 import { readBaseline, tripleRegressions } from "../../src/eval/benchmark-baseline.js";
 import { fixtureBeliefId, readBenchmarkFixture, type BenchmarkFixture, type FixtureProbe } from "../../src/eval/benchmark-fixture.js";
-import { STORE_KINDS } from "../support/stores.js";
+import { freshPgliteWithVector, STORE_KINDS } from "../support/stores.js";
+import { pino } from "pino";
+import { EmbeddingBackfill } from "../../src/embed/embedding-backfill.js";
+import { hashedEmbedder } from "../../src/embed/hashed-embedder.js";
+import { DEFAULT_SEMANTIC_SIMILARITY } from "../../src/domain/semantic-calibration.js";
+import { enableSemantic, SemanticStore } from "../../src/store/candidates/semantic-store.js";
+import { documentWeights } from "../../src/recall/policy.js";
+import type { BenchmarkSemantic } from "../../src/eval/benchmark.js";
 import { episodeQuery, useStore } from "./store-helpers.js";
 
 /**
@@ -48,8 +55,17 @@ const UPGRADED: RetrievalPolicy = (() => {
   return p;
 })();
 
-describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
+/** Both stores with the semantic arm off, and PGlite with it on (the hashed embedder: PostgreSQL here has no pgvector). */
+const GATE_STORES = [
+  ...STORE_KINDS.map((k) => ({ ...k, semanticArm: false })),
+  { kind: "pglite, semantic arm on" as const, open: freshPgliteWithVector, semanticArm: true },
+];
+
+describe.each(GATE_STORES)("hard gates ($kind)", ({ open, semanticArm }) => {
   const store = useStore(open);
+  let semantic: BenchmarkSemantic | undefined;
+  /** The benchmark's pipeline dependencies, with the semantic arm when it is on. */
+  const depsAt = (policy: RetrievalPolicy, clock: () => Date) => benchmarkDeps(store(), policy, clock, semantic?.search);
   let fixture: BenchmarkFixture;
   let bench: BenchmarkResult;
   /** Fixture key → the principal it belongs to. */
@@ -61,7 +77,24 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
     for (const s of fixture.sessions) {
       for (const step of s.steps) if (step.kind === "write") for (const b of step.beliefs) owner.set(keyOf(b.beliefId), who(s.principal));
     }
-    bench = await runBenchmark(fixture, store());
+    if (semanticArm) {
+      await enableSemantic(store().db);
+      const semanticStore = new SemanticStore(store().db, documentWeights(RETRIEVAL_POLICY));
+      const embedder = hashedEmbedder(256);
+      const backfill = new EmbeddingBackfill(
+        semanticStore,
+        embedder,
+        { batch: 64, pollIntervalMs: 60_000, retryMinMs: 10, retryMaxMs: 20, sensitivityCeiling: SENSITIVITY.restricted },
+        pino({ level: "silent" }),
+      );
+      semantic = {
+        search: { embedder, store: semanticStore, similarity: DEFAULT_SEMANTIC_SIMILARITY.hashed },
+        embedAll: async () => {
+          while ((await backfill.embedBatch()) > 0);
+        },
+      };
+    }
+    bench = await runBenchmark(fixture, store(), RETRIEVAL_POLICY, semantic);
   });
 
   const keyOf = (beliefId: string) => fixture.keyOf.get(beliefId) ?? `unknown:${beliefId}`;
@@ -79,7 +112,7 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
 
   /** One recall through the real pipeline, as the benchmark makes them, on the clock after every fixture write. */
   function ask(p: Principal, q: Partial<FixtureProbe>, o: AskOptions = {}): Promise<RecallOutcome> {
-    const deps = o.deps ?? benchmarkDeps(store(), o.policy ?? RETRIEVAL_POLICY, () => END);
+    const deps = o.deps ?? depsAt(o.policy ?? RETRIEVAL_POLICY, () => END);
     const probe: FixtureProbe = {
       kind: "probe",
       id: "gate",
@@ -110,6 +143,7 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
     const beliefs = fixture.principals.find((x) => who(x.principal) === who(ANDY))!.beliefs;
     await store().putBeliefs(p, beliefs);
     await pinLastWrite(store(), p, fixture.clock);
+    await semantic?.embedAll();
     return { p, beliefs };
   }
 
@@ -142,7 +176,7 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
       const spaces = randomUUID();
       // Formation writes only the successor and leaves the old row active.
       const successor = { ...old, beliefId: spaces, statement: "Two-space indent from now on.", sourceEpisodeIds: [], supersedes: [tabs], validFrom: since, recordedAt: since, lastEvidenceAt: since };
-      const deps = benchmarkDeps(store(), RETRIEVAL_POLICY, () => END);
+      const deps = depsAt(RETRIEVAL_POLICY, () => END);
       const opened = await ask(p, { moment: "snapshot", text: "Review my TypeScript pull request" }, { deps, sessionId: `gate1-${order}` });
       expect(opened.result.items.map((i) => i.beliefId), order).toContain(tabs);
       await applyWrite(store(), p, { kind: "write", at: since, beliefs: [successor] });
@@ -327,7 +361,7 @@ describe.each(STORE_KINDS)("hard gates ($kind)", ({ open }) => {
     const { p, beliefs } = await copyOfAndy("gate8");
     let clock = new Date("2026-06-01T09:00:00Z");
     const deps: PipelineDeps = {
-      ...benchmarkDeps(store(), RETRIEVAL_POLICY, () => clock),
+      ...depsAt(RETRIEVAL_POLICY, () => clock),
       snapshotCache: new SnapshotCache<CachedSnapshot>(1 << 20, cachedSnapshotBytes),
     };
     const goal = { moment: "snapshot" as const, text: "Fix the failing deploy of the veetbot service" };

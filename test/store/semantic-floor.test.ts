@@ -4,6 +4,7 @@ import { SENSITIVITY } from "../../src/domain/model.js";
 import { EmbeddingBackfill } from "../../src/embed/embedding-backfill.js";
 import { openAiEmbedder } from "../../src/embed/openai-embedder.js";
 import type { Embedder } from "../../src/ports/embedder.js";
+import { documentWeights, RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { DEFAULT_SEMANTIC_SIMILARITY } from "../../src/domain/semantic-calibration.js";
 import { enableSemantic, SemanticStore } from "../../src/store/candidates/semantic-store.js";
 import { startEmbeddingsServer, type EmbeddingsServer } from "../support/embeddings-server.js";
@@ -62,7 +63,7 @@ describe("semantic arm and the relevance floor (pglite, OpenAI-compatible endpoi
     };
     embedder = openAiEmbedder({ baseUrl: server.baseUrl, model: "topics", apiKey: undefined, dimensions: DIMENSIONS, timeoutMs: 5_000 });
     await enableSemantic(store().db);
-    semantic = new SemanticStore(store().db);
+    semantic = new SemanticStore(store().db, documentWeights(RETRIEVAL_POLICY));
     await store().putBeliefs(p, memory);
     const backfill = new EmbeddingBackfill(
       semantic,

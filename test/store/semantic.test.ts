@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/config/config.js";
 import { SENSITIVITY, type Principal } from "../../src/domain/model.js";
-import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
+import { documentWeights, RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { EmbedderError, type Embedder } from "../../src/ports/embedder.js";
 import { EmbeddingBackfill } from "../../src/embed/embedding-backfill.js";
 import { hashedEmbedder } from "../../src/embed/hashed-embedder.js";
@@ -58,7 +58,7 @@ describe("semantic arm (pglite with pgvector)", () => {
     // Idempotent: every start applies it.
     await enableSemantic(store().db);
     await enableSemantic(store().db);
-    semantic = new SemanticStore(store().db);
+    semantic = new SemanticStore(store().db, documentWeights(RETRIEVAL_POLICY));
   });
 
   describe("isolation: tenant, principal and ceiling hold before the candidate cap", () => {
@@ -302,8 +302,8 @@ describe("semantic arm (pglite with pgvector)", () => {
       expect(result.items[0]!.arms).toContain("semantic");
       expect(Object.keys(trace.armLatenciesMs ?? {})).toContain("semantic");
       // The ranking that ran is named: in the trace and in the rendered header.
-      expect(trace.retrievalPolicyVersion).toBe(`${RETRIEVAL_POLICY.version}+semantic@2`);
-      expect(result.rendered.split("\n")[0]).toMatch(/ policy="retrieval@\d+\+semantic@2">$/);
+      expect(trace.retrievalPolicyVersion).toBe(`${RETRIEVAL_POLICY.version}+semantic@3`);
+      expect(result.rendered.split("\n")[0]).toMatch(/ policy="retrieval@\d+\+semantic@3">$/);
     });
 
     it("an embedder outage degrades the arm, named in arms_degraded, never the recall", async () => {

@@ -15,6 +15,8 @@ const folder = (name = "fake"): LocalModelFolder => ({
   tokenizerConfigFile: "",
   dimensions: 2,
   maxTokens: 8,
+  pooling: "mean",
+  prefixes: { query: "", document: "" },
 });
 
 let embedder: LocalEmbedder | undefined;
@@ -34,6 +36,17 @@ describe("subBatches", () => {
 describe("LocalEmbedder", () => {
   it("names the model folder and dimension in its id", () => {
     expect(make(4).id).toBe("local:fake:2");
+  });
+
+  it("puts the folder's query or document prefix before each text, and names the variant in its id", async () => {
+    embedder = new LocalEmbedder(
+      { ...folder("e5"), pooling: "cls", prefixes: { query: "query: ", document: "passage: " } },
+      { threads: 1, subBatch: 4, workerPath: FAKE_WORKER },
+    );
+    expect(embedder.id).toBe("local:e5:2:cls");
+    // The stand-in answers each text's length: the prefix was sent with it.
+    expect((await embedder.embed(["abc"], undefined, "query")).map((v) => v[1])).toEqual(["query: abc".length]);
+    expect((await embedder.embed(["abc", "de"])).map((v) => v[1])).toEqual(["passage: abc".length, "passage: de".length]);
   });
 
   it("answers every text in input order across sub-batches", async () => {

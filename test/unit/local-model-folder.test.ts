@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config.js";
 import { createEmbedder } from "../../src/embed/create-embedder.js";
 import { readModelFolder } from "../../src/embed/local-model-folder.js";
-import { meanPoolNormalized } from "../../src/embed/mean-pool.js";
+import { clsPoolNormalized, meanPoolNormalized } from "../../src/embed/mean-pool.js";
 
 /** The local model's folder is checked at start-up, each problem named with its file and the fix. */
 
@@ -48,8 +48,29 @@ describe("readModelFolder", () => {
     expect(() => readModelFolder(folder(files))).toThrow(new RegExp(`has no ${file.replace(".", "\\.")}: run \`npm run model:fetch\``));
   });
 
-  it("refuses a pooling other than mean pooling, and a config without hidden_size", () => {
-    expect(() => readModelFolder(folder({ ...complete, "1_Pooling/config.json": { pooling_mode_cls_token: true } }))).toThrow(/mean pooling/);
+  it("reads mean or CLS pooling and the query and document prompts; no prompts, no prefixes", () => {
+    expect(readModelFolder(folder(complete))).toMatchObject({ pooling: "mean", prefixes: { query: "", document: "" } });
+    const bgeLike = folder({
+      ...complete,
+      "1_Pooling/config.json": { pooling_mode_cls_token: true, pooling_mode_mean_tokens: false },
+      "config_sentence_transformers.json": { prompts: { query: "query: ", passage: "passage: " } },
+    });
+    expect(readModelFolder(bgeLike)).toMatchObject({ pooling: "cls", prefixes: { query: "query: ", document: "passage: " } });
+    const nomicLike = folder({ ...complete, "config_sentence_transformers.json": { prompts: { search_query: "search_query: ", search_document: "search_document: " } } });
+    expect(readModelFolder(nomicLike).prefixes).toEqual({ query: "search_query: ", document: "search_document: " });
+    expect(() => readModelFolder(folder({ ...complete, "config_sentence_transformers.json": { prompts: { query: 3 } } }))).toThrow(/prompts\.query is not a string/);
+  });
+
+  it("takes the hub's onnx/model.onnx when the folder has no model.onnx of its own", () => {
+    const { "model.onnx": _, ...rest } = complete;
+    const dir = folder(rest);
+    mkdirSync(join(dir, "onnx"));
+    writeFileSync(join(dir, "onnx", "model.onnx"), "not read here");
+    expect(readModelFolder(dir).modelFile).toBe(join(dir, "onnx", "model.onnx"));
+  });
+
+  it("refuses a pooling it does not implement, and a config without hidden_size", () => {
+    expect(() => readModelFolder(folder({ ...complete, "1_Pooling/config.json": { pooling_mode_max_tokens: true } }))).toThrow(/neither mean pooling nor the CLS token/);
     expect(() => readModelFolder(folder({ ...complete, "config.json": { hidden_size: "big" } }))).toThrow(/hidden_size/);
     expect(() => readModelFolder(folder({ ...complete, "config.json": "{not json" }))).toThrow(/config.json is not JSON/);
   });
@@ -80,6 +101,15 @@ describe("createEmbedder with RECALL_EMBEDDER=local", () => {
 
   it("a RECALL_EMBEDDING_DIMENSIONS that is not the model's is a ConfigError", () => {
     expect(() => createEmbedder(semantic(folder(complete), 1536))).toThrow(/RECALL_EMBEDDING_DIMENSIONS: 1536, but the model in .* has 384/);
+  });
+});
+
+describe("clsPoolNormalized", () => {
+  it("takes each text's first token's vector at unit length", () => {
+    const hidden = new Float32Array([3, 4, 9, 9, /* text 2 */ 0, 2, 5, 5]);
+    const [a, b] = clsPoolNormalized(hidden, 2, 2, 2);
+    expect(Array.from(a!).map((x) => +x.toFixed(6))).toEqual([0.6, 0.8]);
+    expect(Array.from(b!)).toEqual([0, 1]);
   });
 });
 

@@ -3,14 +3,23 @@ import type { SemanticStore } from "../../store/candidates/semantic-store.js";
 import type { SemanticRanking, SemanticSimilarity } from "../../domain/semantic-calibration.js";
 import type { EligibilityFilter } from "../../domain/hard-filter.js";
 import type { RecallArm } from "./arm.js";
+import type { Profile } from "../../domain/model.js";
+import type { RetrievalPolicy } from "../policy.js";
 
 /** What the semantic arm needs: the embedder of the stored vectors, their store, and what a similarity is worth. */
 export interface SemanticSearch {
   embedder: Embedder;
   store: SemanticStore;
   similarity: SemanticSimilarity;
-  /** Its cap and weight in the fusion (default DEFAULT_SEMANTIC_RANKING). */
+  /** Its cap and fusion for one evaluation run (default: the policy's, semanticRankingFor). */
   ranking?: SemanticRanking;
+}
+
+/** The semantic arm's cap and fusion for a recall of `profile`: the search's own when set, else the policy's. */
+export function semanticRankingFor(policy: RetrievalPolicy, profile: Profile, semantic: SemanticSearch): SemanticRanking {
+  if (semantic.ranking) return semantic.ranking;
+  const { method, normalise, lexicalSide, candidateCap, weight } = policy.semantic;
+  return { method, normalise, lexicalSide, candidateCap, weight: weight[profile] };
 }
 
 /**
@@ -26,7 +35,7 @@ export function semanticArm(semantic: SemanticSearch, filter: EligibilityFilter,
     name: "semantic",
     async run(signal) {
       if (!text || text.trim() === "") return [];
-      const [vector] = await semantic.embedder.embed([text], signal);
+      const [vector] = await semantic.embedder.embed([text], signal, "query");
       return semantic.store.semanticCandidates(filter, semantic.embedder.id, vector!, cap, semantic.similarity.min, { signal, deadline });
     },
   };

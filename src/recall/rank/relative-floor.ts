@@ -1,3 +1,5 @@
+import { gateSemanticOnly, semanticOnly, type SemanticSimilarity } from "../../domain/semantic-calibration.js";
+
 /**
  * The relevance floor's relative part (retrieval@6): a candidate must be
  * about as relevant as the best one of this recall, not merely above an
@@ -62,6 +64,35 @@ export function heldBelowRelativeFloor(outcomes: readonly FloorArmOutcome[], sha
     if (s > typeAnchorWeight) continue;
     if (s > 0 && !answered.has(types.get(id)!)) continue;
     held.add(id);
+  }
+  return held;
+}
+
+/**
+ * The relative floor, and under convex fusion of the semantic arm
+ * (`convexSimilarity` set) the semantic arm's absolute one: its evidence
+ * exempts a belief from the relative floor only at `full` similarity, and a
+ * belief it alone found is held back when its score, gated by its semantic
+ * relevance as rank fusion gates it (gateSemanticOnly), is below `floor`: the
+ * same bar a semantic-only belief met under rank fusion, applied to admission
+ * only, so the ranking itself keeps the fused score. Under rank fusion the
+ * gate is in the score already, and the arm exempts as any other arm does.
+ */
+export function heldBackByFloors(
+  outcomes: readonly FloorArmOutcome[],
+  ranked: readonly { beliefId: string; arms: readonly string[]; score: number }[],
+  share: number,
+  typeAnchorWeight: number,
+  convex?: { similarity: SemanticSimilarity; floor: number },
+): Set<string> {
+  if (!convex) return heldBelowRelativeFloor(outcomes, share, typeAnchorWeight);
+  const { full } = convex.similarity;
+  const strongOnly = outcomes.map((o) => (o.arm === "semantic" ? { ...o, candidates: o.candidates.filter((c) => c.armScore >= full) } : o));
+  const held = heldBelowRelativeFloor(strongOnly, share, typeAnchorWeight);
+  const cosine = new Map(outcomes.filter((o) => o.arm === "semantic").flatMap((o) => o.candidates.map((c) => [c.belief.beliefId, c.armScore] as const)));
+  for (const r of ranked) {
+    if (!semanticOnly(r.arms)) continue;
+    if (gateSemanticOnly(r.score, r.arms, cosine.get(r.beliefId) ?? 0, convex.similarity) < convex.floor) held.add(r.beliefId);
   }
   return held;
 }

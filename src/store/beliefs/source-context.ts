@@ -48,22 +48,7 @@ export async function refreshSourceContext(
        SELECT b.belief_id, b.source_episode_ids, b.sensitivity, b.lex_lengths FROM beliefs b
        WHERE b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND ${selected}
      ),
-     ranked AS (
-       SELECT e.episode_id, e.session_id, e.content, e.sensitivity,
-         row_number() OVER (PARTITION BY e.session_id ORDER BY e.occurred_at, e.sequence, e.episode_id) AS rn
-       FROM episodes e
-       WHERE e.tenant_id = ${tenant} AND e.principal_id = ${principal}
-         AND e.session_id IN (
-           SELECT x.session_id FROM episodes x JOIN sel ON x.episode_id = ANY(sel.source_episode_ids)
-           WHERE x.tenant_id = ${tenant} AND x.principal_id = ${principal})
-     ),
-     near AS (
-       SELECT DISTINCT sel.belief_id, r.session_id, r.rn, r.content, r.episode_id = ANY(sel.source_episode_ids) AS is_source
-       FROM sel
-       JOIN ranked s ON s.episode_id = ANY(sel.source_episode_ids)
-       JOIN ranked r ON r.session_id = s.session_id AND abs(r.rn - s.rn) <= ${params.add(SOURCE_NEIGHBOURS)}
-       WHERE r.sensitivity <= sel.sensitivity
-     ),
+     ${nearEpisodesSql(tenant, principal, params)},
      ctx AS (
        SELECT sel.belief_id, sel.lex_lengths AS before,
          COALESCE(setweight(to_tsvector('english',
@@ -82,4 +67,62 @@ export async function refreshSourceContext(
   );
   lexicon.changeRows(rows);
   return rows.length;
+}
+
+/**
+ * The CTEs `ranked` and `near` over a CTE `sel` (belief_id, source_episode_ids,
+ * sensitivity): each selected belief's source episodes and their neighbours
+ * within SOURCE_NEIGHBOURS turns, no more sensitive than the belief. The
+ * lexical field and the embedded document read the same episodes.
+ */
+function nearEpisodesSql(tenant: string, principal: string, params: SqlParams): string {
+  return `ranked AS (
+       SELECT e.episode_id, e.session_id, e.content, e.sensitivity,
+         row_number() OVER (PARTITION BY e.session_id ORDER BY e.occurred_at, e.sequence, e.episode_id) AS rn
+       FROM episodes e
+       WHERE e.tenant_id = ${tenant} AND e.principal_id = ${principal}
+         AND e.session_id IN (
+           SELECT x.session_id FROM episodes x JOIN sel ON x.episode_id = ANY(sel.source_episode_ids)
+           WHERE x.tenant_id = ${tenant} AND x.principal_id = ${principal})
+     ),
+     near AS (
+       SELECT DISTINCT sel.belief_id, r.session_id, r.rn, r.content, r.episode_id = ANY(sel.source_episode_ids) AS is_source
+       FROM sel
+       JOIN ranked s ON s.episode_id = ANY(sel.source_episode_ids)
+       JOIN ranked r ON r.session_id = s.session_id AND abs(r.rn - s.rn) <= ${params.add(SOURCE_NEIGHBOURS)}
+       WHERE r.sensitivity <= sel.sensitivity
+     )`;
+}
+
+/** A belief's source context as text: its source episodes' and their neighbours', in session order. */
+export interface SourceContextText {
+  source: string;
+  neighbours: string;
+}
+
+/**
+ * The text behind context_tsv for these beliefs of one principal (the
+ * semantic arm embeds what the lexical arm indexes). A belief citing no
+ * episode, or only more sensitive ones, has empty texts.
+ */
+export async function sourceContextTexts(db: SqlClient, p: Principal, beliefIds: readonly string[]): Promise<Map<string, SourceContextText>> {
+  const out = new Map<string, SourceContextText>();
+  if (beliefIds.length === 0) return out;
+  const params = new SqlParams();
+  const tenant = params.add(p.tenantId);
+  const principal = params.add(p.principalId);
+  const rows = await db.query<{ belief_id: string; source: string | null; neighbours: string | null }>(
+    `WITH sel AS (
+       SELECT b.belief_id, b.source_episode_ids, b.sensitivity FROM beliefs b
+       WHERE b.tenant_id = ${tenant} AND b.principal_id = ${principal} AND b.belief_id = ANY(${params.add(beliefIds)}::uuid[])
+     ),
+     ${nearEpisodesSql(tenant, principal, params)}
+     SELECT n.belief_id::text AS belief_id,
+       string_agg(n.content, ' ' ORDER BY n.session_id, n.rn) FILTER (WHERE n.is_source) AS source,
+       string_agg(n.content, ' ' ORDER BY n.session_id, n.rn) FILTER (WHERE NOT n.is_source) AS neighbours
+     FROM near n GROUP BY n.belief_id`,
+    params.values,
+  );
+  for (const r of rows) out.set(r.belief_id, { source: r.source ?? "", neighbours: r.neighbours ?? "" });
+  return out;
 }

@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConfigError } from "../../config/config.js";
 import type { Principal, SensitivityLevel } from "../../domain/model.js";
-import { vectorLiteral } from "../../ports/embedder.js";
+import { documentEmbedderId, vectorLiteral, type DocumentWeights } from "../../ports/embedder.js";
+import { sourceContextTexts, type SourceContextText } from "../beliefs/source-context.js";
 import type { EligibilityFilter } from "../../domain/hard-filter.js";
 import { BELIEF_COLUMNS, beliefFromRow } from "../beliefs/belief-rows.js";
 import { eligibilitySql } from "./eligibility-sql.js";
@@ -23,12 +24,23 @@ const SETUP_LOCK_KEY = 7_311_046_212;
 
 export const SEMANTIC_SETUP_SQL = join(MIGRATIONS_DIR, "optional", "semantic.sql");
 
-/** A belief whose statement has no current embedding. */
+/** A belief whose document (statement and source context) has no current embedding. */
 export interface MissingEmbedding {
   principal: Principal;
   beliefId: string;
   statement: string;
+  /** Its source context as the lexical arm indexes it (store/beliefs/source-context.ts). */
+  context: SourceContextText;
+  /** What the embedding is current for: md5 of the statement and the source context's index. */
+  documentKey: string;
 }
+
+/**
+ * The key of a belief's embedded document. context_tsv changes exactly when
+ * the belief's source context does (an episode appended to its session, a
+ * correction), so a vector is current while the key is unchanged.
+ */
+const DOCUMENT_KEY_SQL = "md5(b.statement || chr(31) || b.context_tsv::text)";
 
 /**
  * Creates the vector extension and the embeddings table if needed. On a
@@ -54,7 +66,20 @@ export async function enableSemantic(db: SqlClient): Promise<void> {
 }
 
 export class SemanticStore {
-  constructor(readonly db: SqlClient) {}
+  /**
+   * `document`: the weights of the embedded document's parts (the lexical
+   * fields' weights), named in the stored embedder id, so that vectors of
+   * another composition count as missing and are embedded again.
+   */
+  constructor(
+    readonly db: SqlClient,
+    readonly document: DocumentWeights,
+  ) {}
+
+  /** The id stored with a vector of `embedder`: the embedder's and the document's composition. */
+  storedId(embedder: string): string {
+    return documentEmbedderId(embedder, this.document);
+  }
 
   /**
    * Beliefs without a current embedding from `embedder` (none, another
@@ -66,11 +91,12 @@ export class SemanticStore {
    * recall: it reads statements to embed and never returns them to anyone.
    */
   async missingEmbeddings(
-    embedder: string,
+    embedderId: string,
     ceiling: SensitivityLevel,
     limit: number,
     options: { exclude?: readonly string[]; principal?: Principal; afterPosition?: number } = {},
   ): Promise<MissingEmbedding[]> {
+    const embedder = this.storedId(embedderId);
     const p = new SqlParams();
     const clauses = [
       "e.belief_id IS NULL",
@@ -80,9 +106,18 @@ export class SemanticStore {
     if (options.principal) {
       clauses.unshift(`b.tenant_id = ${p.add(options.principal.tenantId)}`, `b.principal_id = ${p.add(options.principal.principalId)}`);
       // Only what was written after a position already covered: the principal's index range, not all its beliefs.
-      if (options.afterPosition) clauses.push(`b.store_position > ${p.add(options.afterPosition)}::bigint`);
+      // An episode appended since moves no belief but changes the context of those citing its session.
+      if (options.afterPosition) {
+        const after = p.add(options.afterPosition);
+        clauses.push(
+          `(b.store_position > ${after}::bigint OR b.source_episode_ids && ARRAY(
+             SELECT x.episode_id FROM episodes x WHERE x.tenant_id = b.tenant_id AND x.principal_id = b.principal_id
+               AND x.session_id IN (SELECT y.session_id FROM episodes y
+                 WHERE y.tenant_id = b.tenant_id AND y.principal_id = b.principal_id AND y.store_position > ${after}::bigint)))`,
+        );
+      }
     }
-    const text = `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement
+    const text = `SELECT b.tenant_id, b.principal_id, b.belief_id::text AS belief_id, b.statement, ${DOCUMENT_KEY_SQL} AS document_key
        FROM beliefs b
        -- LATERAL ... LIMIT 1 is never flattened into an anti join: one primary-key probe per belief, in
        -- order, stopping at the limit. (On PGlite's stale statistics an anti join merged on tenant and
@@ -90,21 +125,34 @@ export class SemanticStore {
        LEFT JOIN LATERAL (
          SELECT e.belief_id FROM belief_embeddings e
          WHERE e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
-           AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+           AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = ${DOCUMENT_KEY_SQL}
          LIMIT 1
        ) e ON true
        WHERE ${clauses.join(" AND ")}
        ORDER BY b.tenant_id, b.principal_id, b.store_position, b.belief_id
        LIMIT ${p.add(limit)}`;
     // Without a principal, the background embedder's sweep over every tenant: a fleet scan.
-    const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string }>(
+    const rows = await this.db.query<{ tenant_id: string; principal_id: string; belief_id: string; statement: string; document_key: string }>(
       options.principal ? text : fleetScan(text),
       p.values,
     );
+    // The context texts, one query per principal of the batch.
+    const contexts = new Map<string, SourceContextText>();
+    const byPrincipal = new Map<string, typeof rows>();
+    for (const r of rows) {
+      const key = `${r.tenant_id}\u0000${r.principal_id}`;
+      byPrincipal.set(key, [...(byPrincipal.get(key) ?? []), r]);
+    }
+    for (const group of byPrincipal.values()) {
+      const principal = { tenantId: group[0]!.tenant_id, principalId: group[0]!.principal_id };
+      for (const [id, c] of await sourceContextTexts(this.db, principal, group.map((r) => r.belief_id))) contexts.set(id, c);
+    }
     return rows.map((r) => ({
       principal: { tenantId: r.tenant_id, principalId: r.principal_id },
       beliefId: r.belief_id,
       statement: r.statement,
+      context: contexts.get(r.belief_id) ?? { source: "", neighbours: "" },
+      documentKey: r.document_key,
     }));
   }
 
@@ -118,12 +166,14 @@ export class SemanticStore {
   }
 
   /**
-   * Stores embeddings of the statements they were computed from. A belief
-   * rewritten meanwhile keeps its new statement's md5 mismatched, so it is
-   * embedded again on the next pass; a belief deleted meanwhile is skipped.
+   * Stores embeddings under the document key they were computed for. A belief
+   * rewritten meanwhile (or whose context changed) keeps its new key
+   * mismatched, so it is embedded again on the next pass; a belief deleted
+   * meanwhile is skipped.
    */
-  async saveEmbeddings(embedder: string, rows: readonly (MissingEmbedding & { vector: readonly number[] })[]): Promise<void> {
+  async saveEmbeddings(embedderId: string, rows: readonly (MissingEmbedding & { vector: readonly number[] })[]): Promise<void> {
     if (rows.length === 0) return;
+    const embedder = this.storedId(embedderId);
     // One statement per tenant of the batch (routed to its shard group); the join to beliefs skips a belief deleted meanwhile.
     for (const tenantId of new Set(rows.map((r) => r.principal.tenantId))) {
       await this.saveTenantEmbeddings(embedder, tenantId, rows.filter((r) => r.principal.tenantId === tenantId));
@@ -137,9 +187,9 @@ export class SemanticStore {
   ): Promise<void> {
     await this.db.query(
       `INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
-       SELECT b.tenant_id, b.principal_id, b.belief_id, $1, md5(r.statement), r.embedding::vector
+       SELECT b.tenant_id, b.principal_id, b.belief_id, $1, r.document_key, r.embedding::vector
        FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
-         AS r(tenant_id, principal_id, belief_id, statement, embedding)
+         AS r(tenant_id, principal_id, belief_id, document_key, embedding)
        JOIN beliefs b ON b.tenant_id = r.tenant_id AND b.principal_id = r.principal_id AND b.belief_id = r.belief_id
        WHERE b.tenant_id = $7
        ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
@@ -150,7 +200,7 @@ export class SemanticStore {
         rows.map((r) => r.principal.tenantId),
         rows.map((r) => r.principal.principalId),
         rows.map((r) => r.beliefId),
-        rows.map((r) => r.statement),
+        rows.map((r) => r.documentKey),
         rows.map((r) => vectorLiteral(r.vector)),
         tenantId,
       ],
@@ -158,7 +208,7 @@ export class SemanticStore {
   }
 
   /**
-   * Semantic arm: eligible beliefs with a current embedding, nearest to
+   * Semantic arm: eligible beliefs with a current embedding of their document, nearest to
    * `vector` by cosine distance, ties by belief id. The hard filter comes
    * first in the WHERE clause and the scan is exact (no ANN index), so the
    * candidate cap applies only to this principal's eligible beliefs.
@@ -167,7 +217,7 @@ export class SemanticStore {
    */
   async semanticCandidates(
     f: EligibilityFilter,
-    embedder: string,
+    embedderId: string,
     vector: readonly number[],
     cap: number,
     minSimilarity: number,
@@ -181,7 +231,7 @@ export class SemanticStore {
       JOIN belief_embeddings e
         ON e.tenant_id = b.tenant_id AND e.principal_id = b.principal_id AND e.belief_id = b.belief_id
       WHERE ${where}
-        AND e.embedder = ${p.add(embedder)} AND e.statement_md5 = md5(b.statement)
+        AND e.embedder = ${p.add(this.storedId(embedderId))} AND e.statement_md5 = ${DOCUMENT_KEY_SQL}
         AND (e.embedding <=> ${query}::vector) <= ${p.add(1 - minSimilarity)}::float8
       ORDER BY distance, b.belief_id
       LIMIT ${p.add(cap)}`;

@@ -69,6 +69,14 @@ describe("fuseArms", () => {
     expect(fused[0]).toEqual({ beliefId: "b", match: matchFromFused(1 / (K + 2) + 1 / (K + 1), 2, K), arms: ["lexical", "structured"] });
   });
 
+  it("a degraded or empty semantic arm fuses exactly as the arm off, by either method", () => {
+    const off = fuseArms([lexical, structured], K);
+    for (const how of [convex(0.4), { ...convex(0.4), lexicalSide: "scores" as const }, { method: "rrf" as const, normalise: "min-max" as const, candidateCap: 20, weight: 0.25 }]) {
+      expect(fuseArms([lexical, structured, arm("semantic", [["c", 0.7]], true)], K, how)).toEqual(off);
+      expect(fuseArms([lexical, structured, arm("semantic", [])], K, how)).toEqual(off);
+    }
+  });
+
   it("rank fusion: the semantic ranks join the others' with its weight, the best share counting it", () => {
     const semantic = arm("semantic", [["c", 0.7]]);
     const fused = fuseArms([lexical, structured, semantic], K, { method: "rrf", normalise: "min-max", candidateCap: 20, weight: 0.25 });

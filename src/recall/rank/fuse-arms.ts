@@ -25,6 +25,10 @@ export interface FusedMatch {
  * Ordered by match, then belief id.
  */
 export function fuseArms(outcomes: readonly FusionInput[], rrfK: number, semantic?: SemanticRanking): FusedMatch[] {
+  // A degraded or empty semantic arm fuses as the arm off: its mix would only rescale the
+  // others' shares (min-max puts their weakest at 0, below the floor).
+  const semanticFound = outcomes.some((o) => o.arm === "semantic" && !o.degraded && o.candidates.length > 0);
+  if (semantic !== undefined && !semanticFound) return fuseArms(outcomes.filter((o) => o.arm !== "semantic"), rrfK);
   const convex = semantic?.method === "convex";
   const weightOf = (arm: string) => (arm === "semantic" ? (semantic?.weight ?? 1) : 1);
   const ranked = outcomes.filter((o) => !(convex && o.arm === "semantic"));

@@ -136,10 +136,19 @@ export function subjectAliases(req: PutSubjectAliasesRequest): domain.SubjectAli
   return aliases;
 }
 
+/** A cited belief: its UUID, or its short id as the block shows it ("[m:8f21a0c3]", "m:8f21a0c3"). */
+function citedId(value: string, field: string): string {
+  const short = /^\[?m:([0-9a-fA-F]{8,32})\]?$/.exec(value);
+  if (short) return `m:${short[1]!.toLowerCase()}`;
+  if (value === "") fail(field, "is required");
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) fail(field, "must be a UUID or a short id of the block ([m:8f21a0c3])");
+  return value.toLowerCase();
+}
+
 export function citations(req: RecordCitationsRequest): { traceId: string; beliefIds: string[]; turnId: string | null } {
   const c = new Checks();
   const traceId = c.run(() => uuid(req.traceId, "trace_id"));
-  const beliefIds = c.run(() => eachOf(req.beliefIds, "belief_ids", uuid));
+  const beliefIds = c.run(() => eachOf(req.beliefIds, "belief_ids", citedId));
   c.done();
   return { traceId, beliefIds, turnId: req.turnId === "" ? null : req.turnId.slice(0, MAX_CONTEXT_ID) };
 }

@@ -205,7 +205,15 @@ function timestamp(value: unknown, path: string, problems: Problems): Timestamp 
     if (at && !Number.isNaN(at.getTime())) return timestampFromDate(at);
   } else if (typeof value === "object" && value !== null && "seconds" in value) {
     const { seconds, nanos } = value as { seconds: unknown; nanos?: unknown };
-    const s = typeof seconds === "bigint" ? seconds : Number.isSafeInteger(seconds) ? BigInt(seconds as number) : null;
+    // seconds as protobuf-es (bigint), a number, or a string as grpc-js's proto-loader gives int64s.
+    const s =
+      typeof seconds === "bigint"
+        ? seconds
+        : Number.isSafeInteger(seconds)
+          ? BigInt(seconds as number)
+          : typeof seconds === "string" && /^-?\d{1,12}$/.test(seconds)
+            ? BigInt(seconds)
+            : null;
     if (s !== null && (nanos === undefined || Number.isInteger(nanos))) return { seconds: s, nanos: (nanos as number | undefined) ?? 0 } as Timestamp;
   }
   problems.push(`${path}: must be a Date, an RFC 3339 time ("2026-07-24T09:00:00Z") or a Timestamp`);

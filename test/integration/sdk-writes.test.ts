@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, RecallError, citedIds, createRecallClient, type RecallClient } from "../../src/sdk/index.js";
+import { Code, RecallError, citedIds, createRecallClient, type BeliefJson, type RecallClient } from "../../src/sdk/index.js";
+import { beliefMsg } from "../support/grpc-fixtures.js";
 import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-process.js";
 
 /**
@@ -11,18 +12,9 @@ import { startSidecarProcess, type SidecarProcess } from "../support/sidecar-pro
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** The snake_case shape of the fixtures and import files (protobuf JSON). */
-const HELIX_JSON = {
-  belief_id: "8f21a0c3-0000-4000-8000-000000000001",
-  subject: "Andy",
-  statement: "Andy's editor is Helix.",
-  belief_type: "preference",
-  status: "BELIEF_STATUS_ACTIVE",
-  confidence: 0.9,
-  authority: "AUTHORITY_USER",
-  origin_scope: "veetbot",
-  scope_level: "SCOPE_LEVEL_USER",
-  portability: "PORTABILITY_PORTABLE",
+/** The snake_case shape of the fixtures and import files (protobuf JSON; grpc-js's proto-loader shape). */
+const HELIX_JSON = beliefMsg({ belief_id: "8f21a0c3-0000-4000-8000-000000000001", statement: "Andy's editor is Helix." }) as BeliefJson & {
+  belief_id: string;
 };
 
 async function failure(promise: Promise<unknown>): Promise<RecallError> {
@@ -131,10 +123,9 @@ describe.each(["pglite", "postgres"] as const)("SDK write helpers (%s)", (kind) 
     const many = await andy.rememberMany([HELIX_JSON, { subject: "Andy", statement: "Andy keeps European hours.", scopeLevel: "user" }]);
     expect(many.beliefIds[0]).toBe(HELIX_JSON.belief_id);
     expect(many.written).toBe(2);
-    // The raw client takes the same shape instead of failing INTERNAL in its encoder (a re-write by
-    // id: one row, its recorded_at, unset, is the new write's time).
+    // The raw client takes the same shape instead of failing INTERNAL in its encoder: an identical re-write.
     const raw = await andy.raw.write.putBeliefs({ beliefs: [HELIX_JSON as never] });
-    expect(raw.written).toBe(1);
+    expect(raw.written).toBe(0);
     const { belief } = await andy.raw.inspect.getBelief({ beliefId: HELIX_JSON.belief_id });
     expect(belief?.belief?.statement).toBe("Andy's editor is Helix.");
   });

@@ -163,7 +163,9 @@ export function writeHelpers(deps: WriteDeps): WriteHelpers {
         portability: old.portability,
         sensitivity: old.sensitivity,
       };
-      const input = { ...inherited, statement, ...given(fields), supersedes: [old.beliefId, ...(fields.supersedes ?? [])] };
+      // What the old one leaves unset (0, "") takes the default.
+      const kept = Object.fromEntries(Object.entries(inherited).filter(([, v]) => v !== 0 && v !== "")) as Partial<typeof inherited>;
+      const input = { subject: old.subject, ...kept, statement, ...given(fields), supersedes: [old.beliefId, ...(fields.supersedes ?? [])] };
       const problems: Problems = [];
       const belief = toBelief({ ...defaults(input), ...input }, "beliefs[0]", problems);
       throwIfAny(problems, PUT);

@@ -18,7 +18,8 @@ import { InspectService } from "../gen/memory/v1/inspect_service_pb.js";
 import { MemoryWriteService, RejectionKind } from "../gen/memory/v1/write_service_pb.js";
 import { RecallError } from "./errors.js";
 import { DEFAULT_RETRY, withDeadline, type RetryPolicy } from "./retry.js";
-import { encodableWrites, writeHelpers, type WriteHelpers } from "./writes.js";
+import type { BeliefInput, BeliefJson } from "./write-input.js";
+import { encodableCorrection, encodableWrites, writeHelpers, type WriteHelpers } from "./writes.js";
 
 /**
  * The call flow of an agent runtime, on top of the generated connect-es
@@ -122,8 +123,8 @@ export type RejectionKindName = "unspecified" | "not_true" | "changed" | "not_he
 export interface RejectOptions extends CallOptions {
   beliefId: string;
   kind: RejectionKindName;
-  /** Required for "changed": the belief that replaces it. */
-  correction?: Init<MessageInitShape<typeof BeliefSchema>>;
+  /** Required for "changed": the belief that replaces it (any shape the write helpers take; no defaults are added). */
+  correction?: Init<MessageInitShape<typeof BeliefSchema>> | BeliefInput | BeliefJson;
   /** Required for "not_here": the project where it does not hold. */
   scope?: string;
   reason?: string;
@@ -260,7 +261,7 @@ export function createRecallClient(options: RecallClientOptions): RecallClient {
             kind: REJECTION_KINDS[o.kind],
             scope: o.scope ?? "",
             reason: o.reason ?? "",
-            ...(o.correction ? { correction: o.correction } : {}),
+            ...(o.correction ? { correction: encodableCorrection(o.correction) } : {}),
           },
           opts,
         ),

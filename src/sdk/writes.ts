@@ -239,7 +239,20 @@ export const encodableWrites: Record<string, (request: unknown) => unknown> = {
     throwIfAny(problems, APPEND);
     return { episodes };
   },
+  rejectBelief: (request) => {
+    const correction = (request as { correction?: unknown } | null | undefined)?.correction;
+    if (correction === undefined || correction === null) return request;
+    return { ...(request as object), correction: encodableCorrection(correction) };
+  },
 };
+
+/** RejectBelief's correction (CHANGED), checked as a PutBeliefs belief is, under the path "correction". */
+export function encodableCorrection(correction: unknown): Belief {
+  const problems: Problems = [];
+  const belief = toBelief(correction as BeliefInput, "correction", problems);
+  throwIfAny(problems, "MemoryWriteService.RejectBelief");
+  return belief;
+}
 
 function listOf(request: unknown, key: string): unknown[] {
   const list = (request as Record<string, unknown> | null | undefined)?.[key];

@@ -130,6 +130,15 @@ describe.each(["pglite", "postgres"] as const)("SDK write helpers (%s)", (kind) 
     expect(belief?.belief?.statement).toBe("Andy's editor is Helix.");
   });
 
+  it("rejects as changed with a correction in the fixture shape", async () => {
+    const andy = client("reject-changed");
+    const vim = await andy.remember("Andy", "Andy's editor is Vim.");
+    await andy.reject({ beliefId: vim.beliefId, kind: "changed", correction: HELIX_JSON });
+    expect((await search(andy, "which editor does Andy use")).items.map((i) => i.beliefId)).toEqual([HELIX_JSON.belief_id]);
+    const bad = await failure(andy.reject({ beliefId: vim.beliefId, kind: "changed", correction: { ...HELIX_JSON, authority: "boss" } }));
+    expect([bad.code, bad.message]).toEqual([Code.InvalidArgument, "correction.authority: must be one of user, affirmed, inferred"]);
+  });
+
   it("refuses what cannot be encoded with every field named, before sending", async () => {
     const andy = client("bad-shape");
     const bad = { ...HELIX_JSON, status: "activ", confidence: "high", scope_level: 7, colour: "blue" };

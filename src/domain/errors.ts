@@ -3,13 +3,35 @@
  * (server/errors.ts); anything else leaves as INTERNAL without its message.
  */
 
+/** One bad field of a request: its snake_case path ("beliefs[2].confidence") and what is wrong with it. */
+export interface FieldProblem {
+  readonly field: string;
+  readonly problem: string;
+}
+
+/**
+ * Bad input. It lists every problem found, so a caller fixes them all in one
+ * round trip: the message is "beliefs[0].subject: is required; beliefs[0].confidence: …".
+ */
 export class InvalidArgumentError extends Error {
   override readonly name = "InvalidArgumentError";
+  /** Every problem, the first being `field`'s. */
+  readonly problems: readonly FieldProblem[];
   constructor(
     readonly field: string,
     problem: string,
+    more: readonly FieldProblem[] = [],
   ) {
-    super(`${field}: ${problem}`);
+    const problems = [{ field, problem }, ...more];
+    super(problems.map((p) => `${p.field}: ${p.problem}`).join("; "));
+    this.problems = problems;
+  }
+
+  /** One error for several problems (at least one). */
+  static of(problems: readonly FieldProblem[]): InvalidArgumentError {
+    const [first, ...rest] = problems;
+    if (!first) throw new TypeError("InvalidArgumentError.of needs at least one problem");
+    return new InvalidArgumentError(first.field, first.problem, rest);
   }
 }
 

@@ -13,7 +13,7 @@ import type {
   RecalledBelief,
   StoredBelief,
 } from "../domain/model.js";
-import { renderCorrections } from "./moments/recall-delta.js";
+import { correctionIds, renderCorrections } from "./moments/recall-delta.js";
 import { assembleSnapshot, snapshotCacheKey } from "./moments/snapshot.js";
 import type { SnapshotCache } from "./moments/snapshot-cache.js";
 import type { SessionSnapshots } from "./moments/session-snapshots.js";
@@ -37,7 +37,7 @@ import { scanStatements } from "./safety/safety.js";
 import { gateSemanticOnly } from "../domain/semantic-calibration.js";
 import { demoteCoveredSources, demoteNearDuplicates, isCarried, score } from "./rank/rank.js";
 import { heldBackByFloors } from "./rank/relative-floor.js";
-import { RENDER_FOOTER, renderedBlock, renderHeader, type RenderLine } from "./render/render.js";
+import { blockShortIds, RENDER_FOOTER, renderedBlock, renderHeader, renderLine, type RenderLine } from "./render/render.js";
 import { LineCandidate } from "./render/line-candidate.js";
 import { rankedCandidate, type RankedCandidate } from "./rank/ranked-candidate.js";
 import { runArms } from "./arms/run-arms.js";
@@ -309,9 +309,12 @@ async function decide(deps: PipelineDeps, run: RecallRun, g: Gathered, now: Date
     run.kind === "snapshot"
       ? assembleSnapshot(candidates, { ...limits, durableShare: policy.snapshotDurableShare, durableTypes: policy.durableTypes })
       : assemble(candidates, limits);
-  // Each admitted line was rendered and counted when assembly weighed it.
-  const correctionsText = renderCorrections(g.corrections);
-  const block = renderedBlock(asOf, g.policyVersion, assembled.admitted.map((c) => c.line), query.knownAt);
+  // Each admitted line was rendered and counted when assembly weighed it, with eight-digit ids;
+  // only a block where two ids share those eight digits renders its lines again, the colliding ids longer.
+  const ids = blockShortIds(assembled.admitted.map((c) => c.renderLine), correctionIds(g.corrections));
+  const correctionsText = renderCorrections(g.corrections, ids);
+  const lineTexts = assembled.admitted.map((c) => (ids.lengthened ? renderLine(c.renderLine, ids) : c.line));
+  const block = renderedBlock(asOf, g.policyVersion, lineTexts, query.knownAt);
   const rendered = correctionsText + block.text;
   const items: RecalledBelief[] = assembled.admitted.map((c) => toRecalled(c.belief, c.renderLine));
 

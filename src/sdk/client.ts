@@ -14,9 +14,12 @@ import {
   type WorkingState,
 } from "../gen/memory/v1/memory_service_pb.js";
 import { Moment, type BeliefSchema, type RecallResult, type SurfaceSchema } from "../gen/memory/v1/types_pb.js";
+import { InspectService } from "../gen/memory/v1/inspect_service_pb.js";
 import { MemoryWriteService, RejectionKind } from "../gen/memory/v1/write_service_pb.js";
 import { RecallError } from "./errors.js";
 import { DEFAULT_RETRY, withDeadline, type RetryPolicy } from "./retry.js";
+import type { BeliefInput, BeliefJson } from "./write-input.js";
+import { encodableCorrection, encodableWrites, writeHelpers, type WriteHelpers } from "./writes.js";
 
 /**
  * The call flow of an agent runtime, on top of the generated connect-es
@@ -35,6 +38,12 @@ export interface RecallClientOptions {
   tenantId: string;
   /** Sent as x-principal-id on every call. */
   principalId: string;
+  /**
+   * The project (or other relevance scope) this application works in: where
+   * the beliefs it remembers are learned (origin_scope) and its episodes'
+   * project, unless a call names its own.
+   */
+  scope?: string;
   /** Deadline of a call that names none (default 2000 ms, the sidecar's own default). */
   deadlineMs?: number;
   /** Retries on UNAVAILABLE (default: 3 attempts, 50 ms backoff doubling). */
@@ -114,8 +123,8 @@ export type RejectionKindName = "unspecified" | "not_true" | "changed" | "not_he
 export interface RejectOptions extends CallOptions {
   beliefId: string;
   kind: RejectionKindName;
-  /** Required for "changed": the belief that replaces it. */
-  correction?: Init<MessageInitShape<typeof BeliefSchema>>;
+  /** Required for "changed": the belief that replaces it (any shape the write helpers take; no defaults are added). */
+  correction?: Init<MessageInitShape<typeof BeliefSchema>> | BeliefInput | BeliefJson;
   /** Required for "not_here": the project where it does not hold. */
   scope?: string;
   reason?: string;
@@ -123,7 +132,7 @@ export interface RejectOptions extends CallOptions {
   rejectionId?: string;
 }
 
-export interface RecallClient {
+export interface RecallClient extends WriteHelpers {
   /** Opens a session: one snapshot recall, returned with the session handle that carries its watermark. */
   openSession(options?: OpenSessionOptions): Promise<Session>;
   /** An in-turn recall for the session: the stream is consumed, arm events go to `onArm`. */
@@ -139,7 +148,7 @@ export interface RecallClient {
   /** Erases everything stored for this client's principal (ErasePrincipal). */
   erase(options?: CallOptions): Promise<{ deleted: Record<string, number>; storePosition: bigint }>;
   /** The generated connect-es clients, with this client's identity, for every other RPC. */
-  readonly raw: { memory: Client<typeof MemoryService>; write: Client<typeof MemoryWriteService> };
+  readonly raw: { memory: Client<typeof MemoryService>; write: Client<typeof MemoryWriteService>; inspect: Client<typeof InspectService> };
   /** Closes the HTTP/2 connection (when the client made its own transport). */
   close(): void;
 }
@@ -160,6 +169,7 @@ export function createRecallClient(options: RecallClientOptions): RecallClient {
   const headers = { "x-tenant-id": options.tenantId, "x-principal-id": options.principalId };
   const memory = createClient(MemoryService, transport);
   const write = createClient(MemoryWriteService, transport);
+  const inspect = createClient(InspectService, transport);
   const policy: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
   const defaultDeadlineMs = options.deadlineMs ?? 2000;
 
@@ -207,6 +217,7 @@ export function createRecallClient(options: RecallClientOptions): RecallClient {
   };
 
   return {
+    ...writeHelpers({ write, inspect, scope: options.scope ?? "", call }),
     async openSession(o = {}) {
       const sessionId = o.sessionId ?? randomUUID();
       const scope = o.scope ?? "";
@@ -250,7 +261,7 @@ export function createRecallClient(options: RecallClientOptions): RecallClient {
             kind: REJECTION_KINDS[o.kind],
             scope: o.scope ?? "",
             reason: o.reason ?? "",
-            ...(o.correction ? { correction: o.correction } : {}),
+            ...(o.correction ? { correction: encodableCorrection(o.correction) } : {}),
           },
           opts,
         ),
@@ -263,24 +274,36 @@ export function createRecallClient(options: RecallClientOptions): RecallClient {
       );
       return { deleted: { ...deleted }, storePosition };
     },
-    raw: { memory: withIdentity(memory, headers), write: withIdentity(write, headers) },
+    raw: {
+      memory: withIdentity(memory, headers),
+      write: withIdentity(write, headers, encodableWrites),
+      inspect: withIdentity(inspect, headers),
+    },
     close() {
       sessions?.abort();
     },
   };
 }
 
-/** The generated client with the identity headers added to every call's options. */
-function withIdentity<C extends object>(client: C, headers: Record<string, string>): C {
+/**
+ * The generated client with the identity headers added to every call's
+ * options, each request first passed through `prepare[method]` when there is
+ * one (a rejected call when it throws).
+ */
+function withIdentity<C extends object>(client: C, headers: Record<string, string>, prepare: Record<string, (request: unknown) => unknown> = {}): C {
   return new Proxy(client, {
     get(target, property, receiver) {
       const method = Reflect.get(target, property, receiver) as unknown;
       if (typeof method !== "function") return method;
-      return (request: unknown, opts: { headers?: Record<string, string> } = {}) =>
-        (method as (r: unknown, o: unknown) => unknown).call(target, request, {
-          ...opts,
-          headers: { ...headers, ...opts.headers },
-        });
+      const before = typeof property === "string" ? prepare[property] : undefined;
+      return (request: unknown, opts: { headers?: Record<string, string> } = {}) => {
+        const send = () =>
+          (method as (r: unknown, o: unknown) => unknown).call(target, before ? before(request) : request, {
+            ...opts,
+            headers: { ...headers, ...opts.headers },
+          });
+        return before ? Promise.resolve().then(send) : send();
+      };
     },
   });
 }

@@ -17,6 +17,34 @@ export {
   type TurnRecall,
 } from "./client.js";
 export { Code, RecallError } from "./errors.js";
+export {
+  BELIEF_DEFAULTS,
+  citedIds,
+  type Appended,
+  type RememberOptions,
+  type WriteCallOptions,
+  type WriteHelpers,
+  type Written,
+  type WrittenMany,
+} from "./writes.js";
+export {
+  Authority,
+  BeliefStatus,
+  Portability,
+  ScopeLevel,
+  Sensitivity,
+  type AuthorityName,
+  type BeliefInput,
+  type BeliefJson,
+  type BeliefStatusName,
+  type EpisodeInput,
+  type EpisodeJson,
+  type PortabilityName,
+  type ScopeLevelName,
+  type SensitivityName,
+  type TimeInput,
+} from "./write-input.js";
+export { RejectionKind } from "../gen/memory/v1/write_service_pb.js";
 export { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 export type { ArmResult, RecallEpisodesResponse, SearchResponse } from "../gen/memory/v1/memory_service_pb.js";
 export type { RecallResult, RecalledBelief } from "../gen/memory/v1/types_pb.js";

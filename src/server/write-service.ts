@@ -12,18 +12,28 @@ import {
   RemovePersonaEntryResponseSchema,
   SetPersonaEntryResponseSchema,
 } from "../gen/memory/v1/write_service_pb.js";
+import { NotFoundError } from "../domain/errors.js";
 import type { Principal } from "../domain/model.js";
 import { erasePrincipal } from "../store/erase-principal.js";
 import type { MemoryStore } from "../store/memory-store.js";
 import { deleteSessionTraces } from "../trace/delete-session.js";
 import type { TraceWriter } from "../trace/trace-writer.js";
 import { confirmedErasure } from "./wire/erase-request.js";
+import { isShortId, resolveCitedIds, shortIdWarnings } from "./wire/short-ids.js";
 import { principalOf } from "./identity/identity.js";
 import { storeDeadlineOf } from "./store-deadline-interceptor.js";
 import * as validate from "./wire/validate.js";
 
 /** How long a citation waits for its trace to be written when the call has no deadline. */
 const CITATION_SETTLE_MS = 2_000;
+
+/** Cited ids with the block's short ids ("m:8f21a0c3") resolved to the trace's full ids. */
+async function fullCitedIds(store: MemoryStore, p: Principal, traceId: string, cited: readonly string[]): Promise<string[]> {
+  if (!cited.some(isShortId)) return [...cited];
+  const trace = await store.getTrace(p, traceId);
+  if (!trace) throw new NotFoundError("trace not found");
+  return resolveCitedIds(cited, trace.returned);
+}
 
 /** The write side. Each handler validates the whole request before the store sees any of it. */
 export function writeService(deps: {
@@ -52,8 +62,11 @@ export function writeService(deps: {
   return {
     async putBeliefs(req, ctx) {
       const beliefs = validate.putBeliefs(req, deps.clock());
+      // Read before the write: a failed read leaves nothing written, never a write reported as failed.
+      const ids = beliefs.map((b) => b.beliefId);
+      const warnings = shortIdWarnings(ids, await storeOf(ctx).shortIdNeighbours(principalOf(ctx), ids));
       const { written, position } = await wrote(ctx, await storeOf(ctx).putBeliefs(principalOf(ctx), beliefs));
-      return create(PutBeliefsResponseSchema, { written, storePosition: BigInt(position) });
+      return create(PutBeliefsResponseSchema, { written, storePosition: BigInt(position), warnings });
     },
     async appendEpisodes(req, ctx) {
       const episodes = validate.appendEpisodes(req);
@@ -78,7 +91,8 @@ export function writeService(deps: {
     async recordCitations(req, ctx) {
       const { traceId, beliefIds, turnId } = validate.citations(req);
       await deps.traces?.settle(principalOf(ctx), (t) => t.id === traceId, Date.now() + (ctx.timeoutMs() ?? CITATION_SETTLE_MS));
-      const { recorded } = await wrote(ctx, await storeOf(ctx).recordCitations(principalOf(ctx), traceId, beliefIds, turnId), beliefIds);
+      const ids = await fullCitedIds(storeOf(ctx), principalOf(ctx), traceId, beliefIds);
+      const { recorded } = await wrote(ctx, await storeOf(ctx).recordCitations(principalOf(ctx), traceId, ids, turnId), ids);
       return create(RecordCitationsResponseSchema, { recorded });
     },
     async rejectBelief(req, ctx) {

@@ -1,5 +1,6 @@
 import type { Correction, Principal, RecallTrace } from "../domain/model.js";
 import { BeliefWrites, HEAD_CHANNEL, ROWS_CHANNEL } from "./beliefs/belief-writes.js";
+import { shortIdNeighbours } from "./beliefs/short-id-neighbours.js";
 import { InspectStore } from "./inspect-store.js";
 import { boundTo } from "./store-deadline.js";
 import type { SqlClient } from "./sql-client.js";
@@ -117,6 +118,8 @@ export class MemoryStore {
   readonly resolveNamedSubjects: SqlCandidateSource["resolveNamedSubjects"] = (...a) => this.candidates.resolveNamedSubjects(...a);
   readonly deltaCandidates: SqlCandidateSource["deltaCandidates"] = (...a) => this.candidates.deltaCandidates(...a);
   readonly beliefsById: SqlCandidateSource["beliefsById"] = (...a) => this.candidates.beliefsById(...a);
+  /** Other beliefs of the principal that share each id's eight-digit short id. */
+  readonly shortIdNeighbours = (p: Principal, beliefIds: readonly string[]) => shortIdNeighbours(this.db, p, beliefIds);
   // Reports and the event log:
   readonly episodes: StoreReports["episodes"] = (...a) => this.reports.episodes(...a);
   readonly snapshotReport: StoreReports["snapshotReport"] = (...a) => this.reports.snapshotReport(...a);

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startLocalSidecar, type LocalSidecar } from "../../src/testing/index.js";
 
 /**
- * The README's "Ways in" snippets are files that CI runs: each block must be one of those files
- * verbatim (the Python quickstart runs in .ci/run, the MCP host config in mcp-examples.test.ts),
- * the TypeScript quickstart runs here, and so does the curl call against a real sidecar.
+ * The README's "Ways in" and "Getting memories in" snippets are files that CI runs: each block must
+ * be one of those files verbatim (the Python quickstart runs in .ci/run, the Python write example in
+ * clients/python/tests/test_writes.py, the MCP host config in mcp-examples.test.ts), the TypeScript
+ * programs run here, and so does the curl call against a real sidecar.
  */
 const readme = () => readFile("README.md", "utf8");
 
@@ -30,6 +31,29 @@ describe("README snippets", () => {
     const block = blockUnder(await readme(), heading, lang);
     expect(block).toBe(await readFile(file, "utf8"));
     expect(block.trimEnd().split("\n").length).toBeLessThanOrEqual(20);
+  });
+
+  it.each([
+    ["ts", "examples/typescript/getting-memories-in.ts"],
+    ["python", "clients/python/examples/getting_memories_in.py"],
+  ])("the Getting memories in %s block is %s verbatim", async (lang, file) => {
+    const block = blockUnder(await readme(), "## Getting memories in", lang);
+    expect(block).toBe(await readFile(file, "utf8"));
+    expect(block.trimEnd().split("\n").length).toBeLessThanOrEqual(12);
+  });
+
+  it("the Getting memories in TypeScript program writes, replaces and recalls the correction", async () => {
+    const printed: string[] = [];
+    const log = vi.spyOn(console, "log").mockImplementation((line: string) => void printed.push(line));
+    try {
+      await import("../../examples/typescript/getting-memories-in.js");
+    } finally {
+      log.mockRestore();
+    }
+    const out = printed.join("\n");
+    expect(out).toMatch(/^correction: \[m:[0-9a-f]{8}\] no longer holds as of .*; superseded by \[m:[0-9a-f]{8}\]\.$/m);
+    expect(out).toContain("Andy's editor is Helix.  (user-stated, high)");
+    expect(out).not.toContain("Vim");
   });
 
   it("the TypeScript quickstart runs against a real sidecar", async () => {

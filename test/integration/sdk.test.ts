@@ -44,7 +44,9 @@ describe("client SDK", () => {
     });
     const arms: ArmResult[] = [];
     const turn = await session.recallForTurn({ turnId: "t-1", text: "which editor does Andy use?", subjects: ["Andy"], onArm: (a) => arms.push(a) });
-    expect(turn.rendered).toContain("correction: [m:9d02b117] no longer holds");
+    // VIM and HELIX share 31 hex digits: the correction cites both by their full 32.
+    expect(turn.rendered).toContain("correction: [m:9d02b117000040008000000000000002] no longer holds");
+    expect(turn.rendered).toContain("superseded by [m:9d02b117000040008000000000000003].");
     expect(turn.result.items.map((i) => i.beliefId)).toContain(HELIX);
     expect(turn.degraded).toBe(false);
     expect(arms.map((a) => a.arm)).toContain("delta");

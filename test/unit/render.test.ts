@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  blockShortIds,
   formatAsOf,
   RENDER_FOOTER,
   renderBlock,
@@ -199,7 +200,9 @@ describe("renderedBlock: the block from rendered lines, with its token count", (
         }),
       );
       const knownAt = rand() < 0.3 ? new Date("2026-07-01T00:00:00Z") : null;
-      expect(renderedBlock(AS_OF, "retrieval@6", lines.map(renderLine), knownAt).text).toBe(renderBlock(AS_OF, "retrieval@6", lines, knownAt));
+      // These ids share their first eight digits: the lines are rendered with the block's short ids, as the pipeline does.
+      const ids = blockShortIds(lines);
+      expect(renderedBlock(AS_OF, "retrieval@6", lines.map((l) => renderLine(l, ids)), knownAt).text).toBe(renderBlock(AS_OF, "retrieval@6", lines, knownAt));
     }
   });
 });

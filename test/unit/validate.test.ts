@@ -269,6 +269,64 @@ describe("putBeliefs: invalid input", () => {
   });
 });
 
+describe("every problem in one error", () => {
+  it("lists each missing or bad field of every belief, in field order", () => {
+    const bare = create(BeliefSchema, { beliefId: B2 });
+    const message = invalid(() =>
+      validate.putBeliefs(create(PutBeliefsRequestSchema, { beliefs: [pbBelief({ confidence: 2, subject: "" }), bare] }), NOW),
+    );
+    expect(message).toBe(
+      [
+        "beliefs[0].subject: is required",
+        "beliefs[0].confidence: must be between 0 and 1",
+        "beliefs[1].subject: is required",
+        "beliefs[1].statement: is required",
+        "beliefs[1].belief_type: is required",
+        "beliefs[1].status: must be set to a known value",
+        "beliefs[1].authority: must be set to a known value",
+        "beliefs[1].origin_scope: is required",
+        "beliefs[1].scope_level: must be set to a known value",
+        "beliefs[1].portability: must be set to a known value",
+      ].join("; "),
+    );
+  });
+
+  it("keeps every problem on the error, the first as its field", () => {
+    try {
+      putBeliefs({ subject: "", supersedes: ["x", "y"] });
+      expect.unreachable();
+    } catch (error) {
+      const e = error as InvalidArgumentError;
+      expect(e.field).toBe("beliefs[0].subject");
+      expect(e.problems.map((p) => p.field)).toEqual(["beliefs[0].subject", "beliefs[0].supersedes[0]", "beliefs[0].supersedes[1]"]);
+    }
+  });
+
+  it("reports every duplicate id", () => {
+    expect(invalid(() => putBeliefs({ beliefId: B1 }, { beliefId: B1 }, { beliefId: B1 }))).toBe(
+      "beliefs[1].belief_id: duplicates an earlier entry of belief_id; beliefs[2].belief_id: duplicates an earlier entry of belief_id",
+    );
+  });
+
+  it("lists each bad field of each episode", () => {
+    const bad = create(EpisodeSchema, { episodeId: "nope" });
+    expect(invalid(() => validate.appendEpisodes(create(AppendEpisodesRequestSchema, { episodes: [pbEpisode(), bad] })))).toBe(
+      "episodes[1].episode_id: must be a UUID; episodes[1].session_id: is required; episodes[1].occurred_at: is required; episodes[1].content: is required",
+    );
+  });
+
+  it("lists a rejection's own fields with its correction's", () => {
+    const req = create(RejectBeliefRequestSchema, {
+      beliefId: "x",
+      kind: RejectionKind.CHANGED,
+      correction: pbBelief({ beliefId: B2, statement: "" }),
+    });
+    expect(invalid(() => validate.rejection(req, NOW))).toBe(
+      "rejection_id: is required; belief_id: must be a UUID; correction.statement: is required",
+    );
+  });
+});
+
 describe("appendEpisodes", () => {
   const append = (...episodes: MessageInitShape<typeof EpisodeSchema>[]) =>
     validate.appendEpisodes(create(AppendEpisodesRequestSchema, { episodes: episodes.map(pbEpisode) }));

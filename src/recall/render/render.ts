@@ -1,4 +1,5 @@
 import type { Authority, ConfidenceBand } from "../../domain/model.js";
+import { EIGHT_DIGITS, shortIdsFor, type ShortIds } from "./short-ids.js";
 import { countTokens } from "./tokens.js";
 
 /**
@@ -29,21 +30,19 @@ export interface RenderLine {
 
 const AUTHORITY_LABEL: Record<Authority, string> = { user: "user-stated", affirmed: "affirmed", inferred: "inferred" };
 
-/** The short id the model cites: the first eight hex digits of the UUID. */
-export function shortId(beliefId: string): string {
-  return `m:${beliefId.replace(/-/g, "").slice(0, 8)}`;
-}
+export { shortId } from "./short-ids.js";
 
 /** RFC 3339 in UTC at second precision. */
 export function formatAsOf(at: Date): string {
   return at.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-export function renderLine(line: RenderLine): string {
-  const id = `[${shortId(line.beliefId)}]`;
+/** One line; `ids` are the block's short ids (eight digits unless two of its ids collide). */
+export function renderLine(line: RenderLine, ids: ShortIds = EIGHT_DIGITS): string {
+  const id = `[${ids(line.beliefId)}]`;
   if (line.withheld !== null) return `  ${id} ${line.withheld}`;
   const origin = line.learnedIn !== null ? `(learned in ${oneLine(line.learnedIn)}) ` : "";
-  const conflicts = line.conflictsWith.length > 0 ? ` conflicts=${line.conflictsWith.map((c) => `[${shortId(c)}]`).join(",")}` : "";
+  const conflicts = line.conflictsWith.length > 0 ? ` conflicts=${line.conflictsWith.map((c) => `[${ids(c)}]`).join(",")}` : "";
   return `  ${id} ${origin}${oneLine(line.statement)}  (${AUTHORITY_LABEL[line.authority]}, ${line.band})${conflicts}`;
 }
 
@@ -61,7 +60,13 @@ export function renderHeader(asOf: Date | null, policy: string, knownAt: Date | 
 export const RENDER_FOOTER = "</memory>";
 
 export function renderBlock(asOf: Date | null, policy: string, lines: readonly RenderLine[], knownAt: Date | null = null): string {
-  return joinBlock(renderHeader(asOf, policy, knownAt), lines.map(renderLine));
+  const ids = blockShortIds(lines);
+  return joinBlock(renderHeader(asOf, policy, knownAt), lines.map((line) => renderLine(line, ids)));
+}
+
+/** The short ids of a block of these lines, with any other ids it names (its corrections'). */
+export function blockShortIds(lines: readonly RenderLine[], others: readonly string[] = []): ShortIds {
+  return shortIdsFor([...lines.flatMap((l) => [l.beliefId, ...l.conflictsWith]), ...others]);
 }
 
 /**

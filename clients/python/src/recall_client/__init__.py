@@ -31,10 +31,34 @@ from recall_client.results import (
     TurnRecall,
 )
 from recall_client.retry import DEFAULT_RETRY, RetryPolicy
+from recall_client.writes import (
+    BELIEF_DEFAULTS,
+    Appended,
+    Authority,
+    BeliefStatus,
+    Portability,
+    Replaced,
+    ScopeLevel,
+    Sensitivity,
+    Written,
+    WrittenMany,
+    cited_ids,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Appended",
+    "Authority",
+    "BELIEF_DEFAULTS",
+    "BeliefStatus",
+    "Portability",
+    "Replaced",
+    "ScopeLevel",
+    "Sensitivity",
+    "Written",
+    "WrittenMany",
+    "cited_ids",
     "ArmCandidate",
     "ArmEvent",
     "AsyncRecallClient",

@@ -25,6 +25,7 @@ from recall_client.identity import Identity, Tls, TokenSource, aio_channel
 from recall_client.requests import RejectionKind, SessionRef, SessionType, Surface, WorkingState
 from recall_client.results import ArmEvent, EpisodesPage, Erasure, RecallResult, Rejection, SearchResult, Trace, TurnRecall
 from recall_client.retry import DEFAULT_RETRY, RetryPolicy, backoff_before_retry
+from recall_client.write_methods import AsyncWriteMethods
 
 T = TypeVar("T")
 
@@ -54,7 +55,7 @@ class AsyncSession(SessionRef):
         )
 
 
-class AsyncRecallClient:
+class AsyncRecallClient(AsyncWriteMethods):
     """An asyncio client for one principal of one sidecar; the arguments are ``RecallClient``'s.
 
     Create it inside the event loop it is used on; use ``async with`` or ``await close()``.
@@ -72,8 +73,12 @@ class AsyncRecallClient:
         retry: RetryPolicy = DEFAULT_RETRY,
         options: Sequence[tuple[str, Any]] = (),
         interceptors: Sequence[Any] = (),
+        scope: str = "",
     ) -> None:
         self.identity = Identity(tenant_id, principal_id, token, tls)
+        #: The project this client's application works in: what it remembers is learned there
+        #: (origin_scope) and its episodes belong to it, unless a call says otherwise.
+        self.scope = scope
         self.address = address
         self.timeout = timeout
         self.retry = retry

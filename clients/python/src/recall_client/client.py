@@ -27,6 +27,7 @@ from recall_client.identity import Identity, Tls, TokenSource, sync_channel
 from recall_client.requests import SessionRef, SessionType, Surface, WorkingState, RejectionKind
 from recall_client.results import ArmEvent, EpisodesPage, Erasure, RecallResult, Rejection, SearchResult, Trace, TurnRecall
 from recall_client.retry import DEFAULT_RETRY, RetryPolicy, backoff_before_retry
+from recall_client.write_methods import WriteMethods
 
 T = TypeVar("T")
 
@@ -61,7 +62,7 @@ class Session(SessionRef):
         )
 
 
-class RecallClient:
+class RecallClient(WriteMethods):
     """A blocking client for one principal of one sidecar.
 
     Args:
@@ -73,6 +74,8 @@ class RecallClient:
         timeout: the deadline, in seconds, of a call that names none; retries included.
         retry: retries on UNAVAILABLE.
         options, interceptors: passed to the gRPC channel.
+        scope: the project the application works in: the origin scope of what ``remember`` writes
+            and the project of appended episodes, unless a call names its own.
 
     Use it as a context manager, or call ``close()``.
     """
@@ -89,8 +92,12 @@ class RecallClient:
         retry: RetryPolicy = DEFAULT_RETRY,
         options: Sequence[tuple[str, Any]] = (),
         interceptors: Sequence[Any] = (),
+        scope: str = "",
     ) -> None:
         self.identity = Identity(tenant_id, principal_id, token, tls)
+        #: The project this client's application works in: what it remembers is learned there
+        #: (origin_scope) and its episodes belong to it, unless a call says otherwise.
+        self.scope = scope
         self.address = address
         self.timeout = timeout
         self.retry = retry

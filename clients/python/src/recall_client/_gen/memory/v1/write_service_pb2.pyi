@@ -76,19 +76,30 @@ class PutBeliefsResponse(_message.Message):
 
     WRITTEN_FIELD_NUMBER: _builtins.int
     STORE_POSITION_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
     written: _builtins.int
     """Beliefs inserted or changed (an identical re-write counts 0)."""
     store_position: _builtins.int
     """The principal's store position after the write (the snapshot watermark)."""
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """What was written but deserves a look, one line each, naming the field:
+        "beliefs[0].belief_id: shares its first eight hex digits (8f21a0c3) with
+        8f21a0c3-…", another belief of the principal or of this request. A block
+        showing both then cites them by longer ids ([m:8f21a0c3b1]); UUID v4 ids
+        (random) almost never collide, ids made from a time or counter often do.
+        """
+
     def __init__(
         self,
         *,
         written: _builtins.int = ...,
         store_position: _builtins.int = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["store_position", b"store_position", "written", b"written"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["store_position", b"store_position", "warnings", b"warnings", "written", b"written"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

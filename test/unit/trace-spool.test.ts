@@ -128,7 +128,7 @@ describe("TraceSpool", () => {
     const path = join(dir, SPOOL_FILE);
     const good = (id: string) => encodeRecord({ principal, trace: trace(id) });
     const flipped = Buffer.from(good("flipped"));
-    flipped[flipped.length - 20] ^= 1; // a bit of the payload: the checksum no longer matches
+    flipped[flipped.length - 20]! ^= 1; // a bit of the payload: the checksum no longer matches
     const badLength = Buffer.from(good("bad-length").toString("utf8").replace(/^RS1 \d+/, "RS1 99"));
     await writeFile(path, Buffer.concat([good("a"), flipped, good("b"), Buffer.from("garbage line\n"), badLength, good("c")]));
     const spool = await TraceSpool.open(dir, 1024 * 1024);

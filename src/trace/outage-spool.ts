@@ -2,6 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { isUnavailable } from "../domain/errors.js";
 import type { Principal } from "../domain/model.js";
 import type { Logger } from "../log/logger.js";
+import { StoreTimeoutError, WriteOutcomeUnknownError } from "../store/store-deadline.js";
 import type { TraceKey } from "../recall/pipeline.js";
 import type { SpooledRecord } from "./spool-record.js";
 import { SpoolFullError, type QuarantinedRecord, type SpooledTrace, type SpoolKey, type TraceSpool } from "./trace-spool.js";
@@ -17,8 +18,8 @@ import { SpoolFullError, type QuarantinedRecord, type SpooledTrace, type SpoolKe
  * were made. A spool left by an earlier process is replayed at start.
  *
  * Nothing in the spool can hold the replay up for good (issue 44): a record
- * that does not decode goes to the quarantine file; a batch that fails is
- * tried again halved, down to one trace; one trace the store refuses
+ * that does not decode goes to the quarantine file; a batch that fails (not
+ * for a refused connection) is tried again halved, down to one trace; one trace the store refuses
  * `refusalsBeforeQuarantine` times for a reason that is not an outage goes
  * to quarantine too. Each is logged and counted (`quarantined`).
  */
@@ -174,8 +175,9 @@ export class OutageSpool {
    * once: a single trace the store keeps refusing went to quarantine.
    */
   private async failed(size: number, err: unknown): Promise<boolean> {
-    this.batchSize = Math.max(1, Math.floor(size / 2));
     const outage = isUnavailable(err);
+    // A refused connection says nothing of the batch; a timeout or a refusal of its contents may.
+    if (!outage || err instanceof StoreTimeoutError || err instanceof WriteOutcomeUnknownError) this.batchSize = Math.max(1, Math.floor(size / 2));
     this.refusals = size === 1 && !outage ? this.refusals + 1 : 0;
     if (this.refusals >= REFUSALS_BEFORE_QUARANTINE) {
       this.refusals = 0;

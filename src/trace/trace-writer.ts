@@ -107,6 +107,8 @@ export class TraceWriter implements TraceRecorder {
   private readonly unwritten = new Map<string, Pending>();
   /** Batch writes still running. */
   private readonly writing = new Set<Promise<void>>();
+  /** Queued traces on their way to the outage spool. */
+  private readonly diverting = new Set<Promise<void>>();
   private flushing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** After a failed batch, nothing is tried before this (epoch ms). */
@@ -166,14 +168,18 @@ export class TraceWriter implements TraceRecorder {
    * until `deadlineAt`. Returns at once when there are none.
    */
   async settle(principal: Principal, match: (t: TraceKey) => boolean, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
-    // A spooled trace is not in the store yet: a read that may look for one waits for its replay (only such a read).
-    if (this.outage?.holds(principal, match)) {
-      await raceTimeout(this.outage.replayedWhere(principal, match), Math.max(0, deadlineAt - Date.now()));
-      if (this.outage.holds(principal, match)) throw new UnavailableError("traces of a database outage are still being replayed; retry later");
-    }
     const waiting = () => [...this.unwritten.values()].some((i) => samePrincipal(i.principal, principal) && match(i.trace));
-    if (!waiting()) return;
     const until = () => Math.max(0, deadlineAt - Date.now());
+    if (this.outage?.active) {
+      // One on its way to the spool is looked for there once it is on disk.
+      if (waiting()) await raceTimeout(Promise.all([...this.diverting]), until());
+      // A spooled trace is not in the store yet: a read that may look for one waits for its replay (only such a read).
+      if (this.outage.holds(principal, match)) {
+        await raceTimeout(this.outage.replayedWhere(principal, match), until());
+        if (this.outage.holds(principal, match)) throw new UnavailableError("traces of a database outage are still being replayed; retry later");
+      }
+    }
+    if (!waiting()) return;
     // One attempt for what is queued now; a write already running is waited for.
     await raceTimeout(Promise.all([...this.writing, this.flush()]), until());
   }
@@ -219,11 +225,12 @@ export class TraceWriter implements TraceRecorder {
   }
 
   private async forgetWhere(principal: Principal, sessionMatches: (sessionId: string) => boolean): Promise<number> {
-    // A replay after the delete would bring the explanations back.
+    const matches = (i: Pending) => samePrincipal(i.principal, principal) && sessionMatches(i.trace.sessionId);
+    // A replay after the delete would bring the explanations back (those on their way to the spool included).
+    if (this.outage?.active && [...this.unwritten.values()].some(matches)) await Promise.all([...this.diverting]);
     if (this.outage?.holds(principal, (k) => sessionMatches(k.sessionId))) {
       throw new UnavailableError("traces of a database outage are still being replayed; retry later");
     }
-    const matches = (i: Pending) => samePrincipal(i.principal, principal) && sessionMatches(i.trace.sessionId);
     let forgotten = 0;
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const item = this.queue[i]!;
@@ -402,6 +409,16 @@ export class TraceWriter implements TraceRecorder {
    */
   private async divert(items: Pending[], why: unknown): Promise<void> {
     if (items.length === 0) return;
+    const onDisk = this.spoolItems(items, why);
+    this.diverting.add(onDisk);
+    try {
+      await onDisk;
+    } finally {
+      this.diverting.delete(onDisk);
+    }
+  }
+
+  private async spoolItems(items: Pending[], why: unknown): Promise<void> {
     try {
       await this.outage!.divert(
         items.map(({ principal, trace }) => ({ principal, trace })),

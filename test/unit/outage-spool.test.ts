@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { UnavailableError } from "../../src/domain/errors.js";
 import type { Principal } from "../../src/domain/model.js";
+import { StoreTimeoutError } from "../../src/store/store-deadline.js";
 import { OutageSpool, type ReplaySink } from "../../src/trace/outage-spool.js";
 import type { SpooledRecord } from "../../src/trace/spool-record.js";
 import { QUARANTINE_FILE, TraceSpool } from "../../src/trace/trace-spool.js";
@@ -99,7 +100,7 @@ describe("the outage spool", () => {
     const sizes: number[] = [];
     const { writer, outage } = await writerWithSpool(async (batch: readonly SpooledRecord[]) => {
       sizes.push(batch.length);
-      if (batch.length > 2) throw new UnavailableError("store deadline exceeded");
+      if (batch.length > 2) throw new StoreTimeoutError();
     });
     for (let i = 0; i < 8; i++) await writer.record(A, recallTrace());
     await writer.flush();

@@ -30,7 +30,8 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY sql ./sql
-RUN mkdir -p /var/lib/recall && chown node:node /var/lib/recall
+# 0700: the sidecar refuses a data directory other users can enter (docs/operations.md).
+RUN mkdir -p /var/lib/recall && chown node:node /var/lib/recall && chmod 700 /var/lib/recall
 USER node
 EXPOSE 50051
 VOLUME ["/var/lib/recall"]

@@ -17,7 +17,7 @@ export interface TraceWriterStats {
 const counts = (writer: TraceWriterStats) => Object.entries(writer.metrics) as [string, number][];
 
 /** Outcomes after which a trace will never be written. */
-const GIVEN_UP = ["dropped", "lost"];
+const GIVEN_UP = ["dropped", "lost", "quarantined"];
 
 export function registerTraceWriterMetrics(registry: Registry, writer: TraceWriterStats): void {
   new Gauge({
@@ -30,7 +30,7 @@ export function registerTraceWriterMetrics(registry: Registry, writer: TraceWrit
   });
   new Counter({
     name: "recall_trace_writes_total",
-    help: "Trace writes by outcome: written, slow, failed (queued), retried, refused (queue full), dropped, lost.",
+    help: "Trace writes by outcome: written, slow, failed (queued), retried, refused (queue full), dropped, lost, quarantined (spool).",
     labelNames: ["outcome"],
     registers: [registry],
     collect() {
@@ -40,7 +40,7 @@ export function registerTraceWriterMetrics(registry: Registry, writer: TraceWrit
   });
   new Counter({
     name: "recall_trace_writes_given_up_total",
-    help: "Traces that will never be written (dropped after repeated failures, or lost at shutdown).",
+    help: "Traces that will never be written (dropped after repeated failures, lost at shutdown, or quarantined from the outage spool).",
     registers: [registry],
     collect() {
       this.reset();

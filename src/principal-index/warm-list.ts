@@ -1,8 +1,9 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import type { Principal } from "../domain/model.js";
 import { principalKey } from "../domain/principal-key.js";
+import { PRIVATE_DIR_MODE, writePrivateFile } from "../store/private-files.js";
 
 /**
  * The warm list: the principals whose indexes this sidecar held, most
@@ -70,8 +71,9 @@ export async function readWarmList(path: string): Promise<WarmEntry[]> {
 
 /** Written beside and renamed over: a crash mid-write leaves the previous list, never half of one. */
 export async function writeWarmList(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  // It names the principals of this sidecar: the process user's alone (the folder is checked at start).
+  await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
   const partial = `${path}.${process.pid}.tmp`;
-  await writeFile(partial, text, "utf8");
+  await writePrivateFile(partial, text);
   await rename(partial, path);
 }

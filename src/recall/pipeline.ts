@@ -56,6 +56,9 @@ export interface CachedSnapshot {
   trace: RecallTrace;
 }
 
+/** What a read that settles traces first may match a trace by: it is all a spooled trace is indexed by. */
+export type TraceKey = Pick<RecallTrace, "id" | "sessionId" | "turnId" | "moment">;
+
 /** Where the pipeline records its trace (trace/trace-writer.ts in the server). */
 export interface TraceRecorder {
   /** Resolves once the trace is written or safely queued, by `deadlineAt` at the latest. */
@@ -63,7 +66,7 @@ export interface TraceRecorder {
   /** A recorder that writes later: the principal's trace while it waits to be written. */
   pending?(principal: Principal, traceId: string): RecallTrace | undefined;
   /** A recorder that writes later: writes the principal's waiting traces that `match` before a store read looks for them. */
-  settle?(principal: Principal, match: (t: RecallTrace) => boolean, deadlineAt?: number): Promise<void>;
+  settle?(principal: Principal, match: (t: TraceKey) => boolean, deadlineAt?: number): Promise<void>;
 }
 
 export interface PipelineDeps {
@@ -405,7 +408,7 @@ async function record(deps: PipelineDeps, run: RecallRun, g: Gathered, d: Decide
 }
 
 /** Traces a snapshot corrections or scope lookup reads: the session's snapshots. */
-export function isSnapshotOf(sessionId: string): (t: RecallTrace) => boolean {
+export function isSnapshotOf(sessionId: string): (t: TraceKey) => boolean {
   return (t) => t.moment === "snapshot" && t.sessionId === sessionId;
 }
 
@@ -451,7 +454,7 @@ async function inTurnShown(deps: PipelineDeps, run: RecallRun, deadlineAt: numbe
 }
 
 /** Traces an in-turn corrections lookup reads: the session's in-turn recalls and searches. */
-export function isInTurnOf(sessionId: string): (t: RecallTrace) => boolean {
+export function isInTurnOf(sessionId: string): (t: TraceKey) => boolean {
   return (t) => t.moment === "in_turn" && t.sessionId === sessionId;
 }
 

@@ -50,6 +50,7 @@ import { startSweeper } from "../trace/sweeper.js";
 import { TraceWriter } from "../trace/trace-writer.js";
 import { OutageSpool } from "../trace/outage-spool.js";
 import { TraceSpool } from "../trace/trace-spool.js";
+import { joinRankedTexts } from "../trace/spooled-ranked.js";
 import { SENSITIVITY, type Principal } from "../domain/model.js";
 import { createEmbedder } from "../embed/create-embedder.js";
 import { withBreaker } from "../embed/embedder-breaker.js";
@@ -511,10 +512,16 @@ async function startHealthProbe(config: Config, store: MemoryStore, health: Heal
 /** The outage spool of the trace writer, when the store is PostgreSQL (docs/operations.md). */
 async function openOutageSpool(config: Config, store: MemoryStore, logger: Logger): Promise<OutageSpool | undefined> {
   if (config.traces.spool === null) return undefined;
-  const spool = await TraceSpool.open(config.traces.spool.dir, config.traces.spool.maxBytes);
+  const spool = await TraceSpool.open(config.traces.spool.dir, config.traces.spool.maxBytes, { setting: "RECALL_TRACE_SPOOL_DIR" });
   return new OutageSpool(
     spool,
-    (batch, deadlineAt) => store.at(deadlineAt).traces.recordBatch(batch),
+    async (records, deadlineAt) => {
+      const traces = store.at(deadlineAt).traces;
+      // Spooled ranked lists hold belief ids and scores: their texts are joined back here.
+      const { batch, unmatched } = await joinRankedTexts(records, (p, ids) => traces.beliefTexts(p, ids));
+      if (unmatched > 0) logger.warn({ unmatched, traceIds: batch.map((b) => b.trace.id) }, "spooled traces rank beliefs changed since: their texts are left empty");
+      return traces.recordBatch(batch);
+    },
     { retryIntervalMs: config.traces.retryIntervalMs, batchMax: TRACE_BATCH_MAX, writeTimeoutMs: SPOOL_REPLAY_TIMEOUT_MS },
     logger,
   );

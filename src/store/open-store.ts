@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { Config } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import { MemoryStore } from "./memory-store.js";
@@ -10,6 +10,7 @@ import { pgliteWorkerClient } from "./pglite/pglite-worker-client.js";
 import { enableSemantic } from "./candidates/semantic-store.js";
 import type { SqlClient } from "./sql-client.js";
 import { pgliteOpenError, postgresOpenError } from "./store-open-error.js";
+import { ensurePrivateDir, tightenTree } from "./private-files.js";
 
 /**
  * Opens the configured store and brings its schema up to date; with
@@ -37,13 +38,23 @@ export async function openStore(
     if (!fromTemplate) logger.warn("no PGlite template (run npm run build): the ephemeral store is created and migrated at start");
   } else {
     const dataDir = config.dataDir;
-    await mkdir(dataDir, { recursive: true }).catch((error: unknown) => {
+    // Created 0700; one open to other users is refused, as PostgreSQL refuses its data directory.
+    await ensurePrivateDir(dataDir, "the data directory", "RECALL_DATA_DIR").catch((error: unknown) => {
       throw pgliteOpenError(error, dataDir);
     });
     // One process per directory: a second one would silently overwrite the first one's writes.
     const release = await lockDataDir(dataDir);
     try {
+      const created = !existsSync(join(dataDir, "PG_VERSION"));
       const pglite = await openDataDir(dataDir, options.semantic ?? false);
+      // A new store: PGlite lays its files out 0666 in 0755 folders (from its template tar), whatever
+      // the umask. Once, at creation (a walk costs ~40 ms); what PostgreSQL creates later is 0600.
+      if (created) {
+        await tightenTree(dataDir).catch(async (error: unknown) => {
+          await pglite.close().catch(() => {});
+          throw error;
+        });
+      }
       client = { ...pglite, close: () => pglite.close().finally(release) };
     } catch (error) {
       await release();

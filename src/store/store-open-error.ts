@@ -24,6 +24,7 @@ export function postgresOpenError(error: unknown, url: string): Error {
 }
 
 export function pgliteOpenError(error: unknown, dataDir: string): Error {
+  if (error instanceof StartupError) return error;
   const e = error as NodeJS.ErrnoException;
   const reason =
     e.code === "EACCES" || e.code === "EPERM"

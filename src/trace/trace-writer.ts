@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { isUnavailable, UnavailableError } from "../domain/errors.js";
 import type { Principal, RecallTrace } from "../domain/model.js";
 import type { Logger } from "../log/logger.js";
-import type { TraceRecorder } from "../recall/pipeline.js";
+import type { TraceKey, TraceRecorder } from "../recall/pipeline.js";
 import { RECALLED_EVENT, recalledEvent } from "../domain/recalled-event.js";
 import type { OutageSpool } from "./outage-spool.js";
 
@@ -85,6 +85,8 @@ export interface TraceWriterMetrics {
   spooled: number;
   /** Written to the database from the spool. */
   replayed: number;
+  /** Spooled and moved to the quarantine file: undecodable, or refused by the store for good. */
+  quarantined: number;
 }
 
 interface Pending extends QueuedTrace {
@@ -98,13 +100,15 @@ interface Pending extends QueuedTrace {
 const samePrincipal = (a: Principal, b: Principal) => a.tenantId === b.tenantId && a.principalId === b.principalId;
 
 export class TraceWriter implements TraceRecorder {
-  readonly metrics: TraceWriterMetrics = { written: 0, batches: 0, slow: 0, failed: 0, retried: 0, refused: 0, dropped: 0, lost: 0, spooled: 0, replayed: 0 };
+  readonly metrics: TraceWriterMetrics = { written: 0, batches: 0, slow: 0, failed: 0, retried: 0, refused: 0, dropped: 0, lost: 0, spooled: 0, replayed: 0, quarantined: 0 };
   /** Waiting for a write, oldest first. */
   private readonly queue: Pending[] = [];
   /** Every trace not yet written (queued or being written), by id: what reads go through. */
   private readonly unwritten = new Map<string, Pending>();
   /** Batch writes still running. */
   private readonly writing = new Set<Promise<void>>();
+  /** Queued traces on their way to the outage spool. */
+  private readonly diverting = new Set<Promise<void>>();
   private flushing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** After a failed batch, nothing is tried before this (epoch ms). */
@@ -163,15 +167,19 @@ export class TraceWriter implements TraceRecorder {
    * traces that `match` (with everything queued before them), waiting at most
    * until `deadlineAt`. Returns at once when there are none.
    */
-  async settle(principal: Principal, match: (t: RecallTrace) => boolean, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
-    // Spooled traces are not indexed: a read that may look for one waits for the replay.
-    if (this.outage?.active) {
-      await raceTimeout(this.outage.drained(), Math.max(0, deadlineAt - Date.now()));
-      if (this.outage.active) throw new UnavailableError("traces of a database outage are still being replayed; retry later");
-    }
+  async settle(principal: Principal, match: (t: TraceKey) => boolean, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
     const waiting = () => [...this.unwritten.values()].some((i) => samePrincipal(i.principal, principal) && match(i.trace));
-    if (!waiting()) return;
     const until = () => Math.max(0, deadlineAt - Date.now());
+    if (this.outage?.active) {
+      // One on its way to the spool is looked for there once it is on disk.
+      if (waiting()) await raceTimeout(Promise.all([...this.diverting]), until());
+      // A spooled trace is not in the store yet: a read that may look for one waits for its replay (only such a read).
+      if (this.outage.holds(principal, match)) {
+        await raceTimeout(this.outage.replayedWhere(principal, match), until());
+        if (this.outage.holds(principal, match)) throw new UnavailableError("traces of a database outage are still being replayed; retry later");
+      }
+    }
+    if (!waiting()) return;
     // One attempt for what is queued now; a write already running is waited for.
     await raceTimeout(Promise.all([...this.writing, this.flush()]), until());
   }
@@ -217,9 +225,12 @@ export class TraceWriter implements TraceRecorder {
   }
 
   private async forgetWhere(principal: Principal, sessionMatches: (sessionId: string) => boolean): Promise<number> {
-    // A replay after the delete would bring the explanations back.
-    if (this.outage?.active) throw new UnavailableError("traces of a database outage are still being replayed; retry later");
     const matches = (i: Pending) => samePrincipal(i.principal, principal) && sessionMatches(i.trace.sessionId);
+    // A replay after the delete would bring the explanations back (those on their way to the spool included).
+    if (this.outage?.active && [...this.unwritten.values()].some(matches)) await Promise.all([...this.diverting]);
+    if (this.outage?.holds(principal, (k) => sessionMatches(k.sessionId))) {
+      throw new UnavailableError("traces of a database outage are still being replayed; retry later");
+    }
     let forgotten = 0;
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const item = this.queue[i]!;
@@ -398,6 +409,16 @@ export class TraceWriter implements TraceRecorder {
    */
   private async divert(items: Pending[], why: unknown): Promise<void> {
     if (items.length === 0) return;
+    const onDisk = this.spoolItems(items, why);
+    this.diverting.add(onDisk);
+    try {
+      await onDisk;
+    } finally {
+      this.diverting.delete(onDisk);
+    }
+  }
+
+  private async spoolItems(items: Pending[], why: unknown): Promise<void> {
     try {
       await this.outage!.divert(
         items.map(({ principal, trace }) => ({ principal, trace })),

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI } from "../support/sidecar-process.js";
-import { POSTGRES_URL } from "../support/stores.js";
+import { CLI, startSidecarProcess } from "../support/sidecar-process.js";
+import { freshPostgresDatabase, POSTGRES_URL } from "../support/stores.js";
 
 /** Runs `recall serve` until it exits by itself; a sidecar that kept running would time the test out. */
 function serve(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
@@ -96,5 +96,36 @@ describe("sidecar start-up failures", () => {
     expect(plainLines(ran.stderr)).toEqual([
       `recall serve: cannot open the embedded store in ${dataDir}: a part of the path is a file, not a directory (RECALL_DATA_DIR=${dataDir})`,
     ]);
+  });
+
+  it("refuses a data directory open to other users: one line saying chmod 700", async () => {
+    const dataDir = join(dir, "open-data");
+    await mkdir(dataDir);
+    await chmod(dataDir, 0o755);
+    const ran = await serve({ RECALL_PORT: "0", RECALL_DATA_DIR: dataDir });
+    expect(ran.code).toBe(1);
+    expect(plainLines(ran.stderr)).toEqual([
+      `recall serve: the data directory ${dataDir} (RECALL_DATA_DIR) is open to other users (mode 0755) and holds memory: run chmod 700 ${dataDir}`,
+    ]);
+    // Fixed as it says, it starts.
+    await chmod(dataDir, 0o700);
+    const sidecar = await startSidecarProcess("pglite", {}, { dataDir });
+    expect(await sidecar.stop()).toBe(0);
+  });
+
+  it("refuses a trace spool folder open to other users on PostgreSQL", async () => {
+    const spoolDir = join(dir, "open-spool");
+    await mkdir(spoolDir);
+    await chmod(spoolDir, 0o750);
+    const db = await freshPostgresDatabase();
+    try {
+      const ran = await serve({ RECALL_PORT: "0", RECALL_DATABASE_URL: db.url, RECALL_DATA_DIR: join(dir, "pg-data"), RECALL_TRACE_SPOOL_DIR: spoolDir });
+      expect(ran.code).toBe(1);
+      expect(plainLines(ran.stderr)).toEqual([
+        `recall serve: the trace spool folder ${spoolDir} (RECALL_TRACE_SPOOL_DIR) is open to other users (mode 0750) and holds memory: run chmod 700 ${spoolDir}`,
+      ]);
+    } finally {
+      await db.drop();
+    }
   });
 });

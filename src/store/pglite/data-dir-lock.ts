@@ -49,7 +49,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
   const content = JSON.stringify(me);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const file = await open(path, "wx");
+      const file = await open(path, "wx", 0o600);
       await file.writeFile(content);
       await file.sync();
       await file.close();

@@ -90,6 +90,23 @@ export class TraceStore {
     return (await this.recordBatch([{ principal: p, trace }])).has(trace.id);
   }
 
+  /**
+   * The subject and statement of each of the principal's beliefs in `ids`
+   * that is still there: what a trace replayed from the outage spool joins
+   * back into its ranked list (trace/spooled-ranked.ts).
+   */
+  async beliefTexts(p: Principal, ids: readonly string[]): Promise<Map<string, { subject: string; statement: string }>> {
+    const texts = new Map<string, { subject: string; statement: string }>();
+    if (ids.length === 0) return texts;
+    const rows = await this.db.query<{ belief_id: string; subject: string; statement: string }>(
+      `SELECT belief_id::text AS belief_id, subject, statement FROM beliefs
+       WHERE tenant_id = $1 AND principal_id = $2 AND belief_id = ANY($3::uuid[])`,
+      [p.tenantId, p.principalId, ids],
+    );
+    for (const r of rows) texts.set(r.belief_id, { subject: r.subject, statement: r.statement });
+    return texts;
+  }
+
   /** The session's latest snapshot trace (what it returned), or null when the session has none. */
   async latestSnapshot(p: Principal, sessionId: string): Promise<StoredSnapshot | null> {
     const rows = await this.db.query<{ trace_id: string; created_at: Date; returned: string[] }>(

@@ -158,7 +158,7 @@ class RecallClient(WriteMethods):
         """An in-turn recall: the stream is consumed, each arm's event goes to ``on_arm``.
 
         ``degraded`` is True when arms still running at the deadline were abandoned (a partial
-        answer, not an error); ``rendered`` leads with the corrections to the snapshot.
+        answer, not an error); ``rendered`` leads with the corrections to what the session was shown.
         """
         request = rq.turn_request(session, turn_id, text, subjects, working_state, surface)
         return TurnRecall.of(self._recall(request, on_arm, timeout))

@@ -84,7 +84,7 @@ describe.each(SIDECAR_KINDS)("retrieval moments over gRPC (%s)", (kind) => {
     prefix.writeUInt32BE(body.length, 1);
     const res = await fetch(`http://${sidecar.address}/memory.v1.MemoryService/${method}`, {
       method: "POST",
-      headers: { "content-type": "application/connect+json", "x-tenant-id": me.tenant, "x-principal-id": me.principal },
+      headers: { "content-type": "application/connect+json", "connect-protocol-version": "1", "x-tenant-id": me.tenant, "x-principal-id": me.principal },
       body: Buffer.concat([prefix, body]),
     });
     expect(res.headers.get("content-type")).toBe("application/connect+json");

@@ -241,7 +241,7 @@ describe.each(SIDECAR_KINDS)("sidecar over gRPC (%s)", (kind) => {
     const b = beliefMsg({ statement: "Andy reads on a Kobo e-reader.", belief_type: "user_model_attr" });
     const first = await unary(c.write, "PutBeliefs", { beliefs: [b] }, me);
     const again = await unary(c.write, "PutBeliefs", { beliefs: [b] }, me);
-    expect(again).toEqual({ written: 0, store_position: first.store_position });
+    expect(again).toEqual({ written: 0, store_position: first.store_position, warnings: [] });
     const r = resultOf(await recall(me, { query: { text: "Kobo e-reader" } }));
     const cited = await unary(c.write, "RecordCitations", { trace_id: r.trace_id, belief_ids: [b.belief_id] }, me);
     expect(cited.recorded).toBe(1);

@@ -421,7 +421,7 @@ describe("citations", () => {
 
   it("requires at least one valid belief id", () => {
     expect(invalid(() => cite(B3, []))).toBe("belief_ids: must not be empty");
-    expect(invalid(() => cite(B3, [B1, "x"]))).toBe("belief_ids[1]: must be a UUID");
+    expect(invalid(() => cite(B3, [B1, "x"]))).toBe("belief_ids[1]: must be a UUID or a short id of the block ([m:8f21a0c3])");
   });
 });
 

@@ -163,10 +163,10 @@ describe("recall CLI", () => {
     const slice = JSON.parse((await run(process.execPath, [CLI, "eval", "locomo", file, "--conversations", "1", "--questions", "3", "--json"], { env: env(), timeout: 120_000 })).stdout) as Report;
     expect(slice).toMatchObject({ conversations: 1, questions: 3 });
 
-    // The semantic arm (hashed embedder, RECALL_SEMANTIC off) at a tuned cap and weight, named in the report.
+    // The semantic arm (hashed embedder, RECALL_SEMANTIC off) at a tuned cap and weight (convex fusion: the weight is alpha), named in the report.
     const tuned = JSON.parse(
       (await run(process.execPath, [CLI, "eval", "locomo", file, "--conversations", "1", "--questions", "3", "--semantic", "--semantic-cap", "5", "--semantic-weight", "0.5", "--json"], { env: env(), timeout: 120_000 })).stdout,
     ) as Report & { semantic: string };
-    expect(tuned.semantic).toBe("hashed@1:256 (cap 5, weight 0.5)");
+    expect(tuned.semantic).toBe("hashed@1:256 (cap 5, convex min-max (other arms by scores), alpha 0.5)");
   });
 });

@@ -74,6 +74,23 @@ def test_the_installed_npm_package_is_found_in_a_parent(monkeypatch: pytest.Monk
     assert recall_command(nested) == [str(bin_dir / "recall")]
 
 
+def test_a_built_checkout_is_found_in_a_parent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("RECALL_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    nested = tmp_path / "clone" / "clients" / "python"
+    nested.mkdir(parents=True)
+    (tmp_path / "clone" / "package.json").write_text('{"name": "@recall-memory/sidecar"}')
+    with pytest.raises(SidecarError):
+        recall_command(nested)  # not built yet
+    bin_file = tmp_path / "clone" / "dist" / "cli" / "main.js"
+    bin_file.parent.mkdir(parents=True)
+    bin_file.write_text("")
+    assert recall_command(nested) == ["node", str(bin_file)]
+    (tmp_path / "clone" / "package.json").write_text('{"name": "another-package"}')
+    with pytest.raises(SidecarError):
+        recall_command(nested)
+
+
 def test_a_missing_command_says_so() -> None:
     with pytest.raises(SidecarError, match="cannot run /nonexistent/recall test-sidecar"):
         with local_sidecar(command=["/nonexistent/recall"]):

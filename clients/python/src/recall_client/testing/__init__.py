@@ -76,7 +76,9 @@ NO_RECALL_COMMAND = (
 def recall_command(cwd: Path | None = None) -> list[str]:
     """The command that runs ``recall``: RECALL_BIN (a path; a .js file runs with node), else
     ``recall`` on PATH, else the bin of the npm package installed in ``cwd`` or a parent
-    (``node_modules/.bin/recall``, where npm puts it). Otherwise one SidecarError saying how."""
+    (``node_modules/.bin/recall``, where npm puts it), else a built checkout of the project in
+    ``cwd`` or a parent (npm links no package's own bin into its own folder). Otherwise one
+    SidecarError saying how."""
     configured = os.environ.get("RECALL_BIN")
     if configured:
         parts = shlex.split(configured)
@@ -89,7 +91,18 @@ def recall_command(cwd: Path | None = None) -> list[str]:
         installed = folder / "node_modules" / ".bin" / "recall"
         if installed.is_file():
             return [str(installed)]
+        if _is_built_checkout(folder):
+            return ["node", str(folder / "dist" / "cli" / "main.js")]
     raise SidecarError(NO_RECALL_COMMAND)
+
+
+def _is_built_checkout(folder: Path) -> bool:
+    """A clone of the project with its build: package.json names the package, dist holds the bin."""
+    try:
+        name = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("name")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return name == "@recall-memory/sidecar" and (folder / "dist" / "cli" / "main.js").is_file()
 
 
 class LocalSidecar:

@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grpc, unary } from "../support/grpc-client.js";
-import { beliefMsg, newIdentity } from "../support/grpc-fixtures.js";
+import { beliefMsg, episodeMsg, newIdentity } from "../support/grpc-fixtures.js";
 import { startProxiedSidecar, type ProxiedSidecar } from "../support/proxied-sidecar.js";
 
 /**
@@ -29,13 +29,15 @@ describe("a PostgreSQL connection lost while postgres.js sets it up", () => {
 
     // Every pool connection goes; the next transactions open new ones, and each new one's setup query is cut.
     // postgres.js then drops the transaction's request for a connection; it is asked again (postgres-client.ts).
+    // Episodes, not beliefs: PutBeliefs reads (short-id neighbours) before its transaction, so a cut
+    // would fall on that read's ordinary connection instead of a transaction's reserved one.
     proxy.reset();
     proxy.cutWhenSent("typarray", 3);
-    const beliefs = [0, 1, 2, 3].map((n) => beliefMsg({ statement: `Andy sold jar ${n} of honey.` }));
+    const episodes = [0, 1, 2, 3].map((n) => episodeMsg({ content: `Andy sold jar ${n} of honey.` }));
     const outcomes = await Promise.all(
-      beliefs.map((b) =>
-        unary(c.write, "PutBeliefs", { beliefs: [b] }, me, 3000).then(
-          () => ({ id: b.belief_id as string, code: grpc.status.OK }),
+      episodes.map((e) =>
+        unary(c.write, "AppendEpisodes", { episodes: [e] }, me, 3000).then(
+          () => ({ id: e.episode_id as string, code: grpc.status.OK }),
           (e: { code: grpc.status }) => ({ id: b.belief_id as string, code: e.code }),
         ),
       ),
@@ -53,10 +55,11 @@ describe("a PostgreSQL connection lost while postgres.js sets it up", () => {
     const last = beliefMsg({ statement: "Andy bought a new hive." });
     expect((await unary(c.write, "PutBeliefs", { beliefs: [last] }, me)).written).toBe(1);
     const direct = postgres(s!.databaseUrl, { max: 1, onnotice: () => {} });
-    const rows = await direct<{ belief_id: string }[]>`
-      SELECT belief_id::text FROM beliefs WHERE tenant_id = ${me.tenant} AND principal_id = ${me.principal}`;
+    const rows = await direct<{ id: string }[]>`
+      SELECT belief_id::text AS id FROM beliefs WHERE tenant_id = ${me.tenant} AND principal_id = ${me.principal}
+      UNION ALL SELECT episode_id::text FROM episodes WHERE tenant_id = ${me.tenant} AND principal_id = ${me.principal}`;
     await direct.end();
-    const found = new Set(rows.map((r) => r.belief_id));
+    const found = new Set(rows.map((r) => r.id));
     const acknowledged = [first.belief_id, last.belief_id, ...outcomes.filter((o) => o.code === grpc.status.OK).map((o) => o.id)];
     expect(acknowledged.filter((id) => !found.has(id))).toEqual([]);
     expect(sidecar.logs()).toContain("a PostgreSQL connection failed while postgres.js set it up");

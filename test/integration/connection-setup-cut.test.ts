@@ -38,7 +38,7 @@ describe("a PostgreSQL connection lost while postgres.js sets it up", () => {
       episodes.map((e) =>
         unary(c.write, "AppendEpisodes", { episodes: [e] }, me, 3000).then(
           () => ({ id: e.episode_id as string, code: grpc.status.OK }),
-          (e: { code: grpc.status }) => ({ id: b.belief_id as string, code: e.code }),
+          (err: { code: grpc.status }) => ({ id: e.episode_id as string, code: err.code }),
         ),
       ),
     );

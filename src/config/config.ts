@@ -78,6 +78,10 @@ const envSchema = z.object({
   RECALL_EMBEDDINGS_URL: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   RECALL_EMBEDDINGS_MODEL: z.string().min(1).optional(),
   RECALL_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  // RECALL_EMBEDDER=openai: put before every query / every document text, as e5, bge or nomic expect
+  // (a local folder's prefixes come from its config_sentence_transformers.json).
+  RECALL_EMBEDDINGS_QUERY_PREFIX: z.string().max(200).optional(),
+  RECALL_EMBEDDINGS_DOCUMENT_PREFIX: z.string().max(200).optional(),
   // pgvector's vector type holds at most 16,000 dimensions.
   RECALL_EMBEDDING_DIMENSIONS: positiveInt.max(16_000).optional(),
   RECALL_EMBEDDINGS_TIMEOUT_MS: positiveInt.default(10_000),
@@ -169,6 +173,8 @@ export interface SemanticConfig {
         /** Base URL: requests go to POST {baseUrl}/embeddings. */
         readonly baseUrl: string;
         readonly model: string;
+        /** Put before each query's and each document text's input ("" for none). */
+        readonly prefixes: { readonly query: string; readonly document: string };
         /** Sent as a Bearer token. Never logged: the property is not enumerable. */
         readonly apiKey: string | undefined;
       }
@@ -303,6 +309,12 @@ function semanticConfig(e: z.infer<typeof envSchema>): SemanticConfig {
     for (const name of ["RECALL_EMBEDDINGS_URL", "RECALL_EMBEDDINGS_MODEL", "RECALL_EMBEDDING_DIMENSIONS"] as const) {
       if (e[name] === undefined) missing.push(`${name}: required when RECALL_SEMANTIC=on and RECALL_EMBEDDER=openai`);
     }
+  } else {
+    for (const name of ["RECALL_EMBEDDINGS_QUERY_PREFIX", "RECALL_EMBEDDINGS_DOCUMENT_PREFIX"] as const) {
+      if (e[name] !== undefined) {
+        missing.push(`${name}: only with RECALL_EMBEDDER=openai (a local model folder's prefixes are its config_sentence_transformers.json prompts)`);
+      }
+    }
   }
   const defaults = DEFAULT_SEMANTIC_SIMILARITY[e.RECALL_EMBEDDER];
   const similarity = Object.freeze({
@@ -315,7 +327,15 @@ function semanticConfig(e: z.infer<typeof envSchema>): SemanticConfig {
   if (missing.length > 0) throw new ConfigError(`invalid configuration:\n  ${missing.join("\n  ")}`);
   const embedder: SemanticConfig["embedder"] =
     e.RECALL_EMBEDDER === "openai"
-      ? withHiddenKey({ kind: "openai", baseUrl: e.RECALL_EMBEDDINGS_URL!, model: e.RECALL_EMBEDDINGS_MODEL! }, e.RECALL_EMBEDDINGS_API_KEY)
+      ? withHiddenKey(
+          {
+            kind: "openai",
+            baseUrl: e.RECALL_EMBEDDINGS_URL!,
+            model: e.RECALL_EMBEDDINGS_MODEL!,
+            prefixes: Object.freeze({ query: e.RECALL_EMBEDDINGS_QUERY_PREFIX ?? "", document: e.RECALL_EMBEDDINGS_DOCUMENT_PREFIX ?? "" }),
+          },
+          e.RECALL_EMBEDDINGS_API_KEY,
+        )
       : e.RECALL_EMBEDDER === "local"
         ? Object.freeze({ kind: "local" as const, modelDir: e.RECALL_EMBEDDING_MODEL_DIR ?? defaultModelDir(e.RECALL_MODEL_CACHE),
             threads: e.RECALL_EMBEDDER_THREADS,

@@ -16,7 +16,7 @@ export function createEmbedder(config: SemanticConfig): Embedder {
   const e = config.embedder;
   if (e.kind === "hashed") return hashedEmbedder(config.dimensions);
   if (e.kind === "local") return localEmbedder(e.modelDir, e.threads, e.expectedDimensions);
-  return openAiEmbedder({ baseUrl: e.baseUrl, model: e.model, apiKey: e.apiKey, dimensions: config.dimensions, timeoutMs: config.timeoutMs });
+  return openAiEmbedder({ baseUrl: e.baseUrl, model: e.model, apiKey: e.apiKey, prefixes: e.prefixes, dimensions: config.dimensions, timeoutMs: config.timeoutMs });
 }
 
 function localEmbedder(dir: string, threads: number, expectedDimensions: number | undefined): LocalEmbedder {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { EmbedderError, type Embedder } from "../ports/embedder.js";
 
 /**
@@ -5,7 +6,9 @@ import { EmbedderError, type Embedder } from "../ports/embedder.js";
  * {model, input: [...]} and a Bearer key, answered by {data: [{index,
  * embedding}]}. OpenAI, Azure-style gateways, vLLM, Ollama and llama.cpp's
  * server all speak it. Every answer is checked: one finite vector of the
- * configured dimension per input, or an EmbedderError.
+ * configured dimension per input, or an EmbedderError. A model trained with
+ * prefixes (e5's "query: " / "passage: ", nomic's "search_query: ") gets the
+ * configured one before each text of that purpose.
  */
 export interface OpenAiEmbedderOptions {
   baseUrl: string;
@@ -14,17 +17,22 @@ export interface OpenAiEmbedderOptions {
   apiKey?: string | undefined;
   /** Bounds each request, on top of the caller's signal. */
   timeoutMs: number;
+  /** Put before each query's / each document text's input (default none). */
+  prefixes?: { query: string; document: string } | undefined;
 }
 
 export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   const url = `${options.baseUrl.replace(/\/+$/, "")}/embeddings`;
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  const prefixes = options.prefixes ?? { query: "", document: "" };
   return {
-    id: `openai:${options.model}:${options.dimensions}`,
+    id: `openai:${options.model}:${options.dimensions}${prefixVariant(prefixes)}`,
     dimensions: options.dimensions,
-    async embed(texts, signal) {
-      if (texts.length === 0) return [];
+    async embed(input, signal, purpose = "document") {
+      if (input.length === 0) return [];
+      const prefix = prefixes[purpose];
+      const texts = prefix === "" ? input : input.map((t) => prefix + t);
       const timeout = AbortSignal.timeout(options.timeoutMs);
       const aborted = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let response: Response;
@@ -56,6 +64,16 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
       return vectorsFrom(body, texts.length, options.dimensions);
     },
   };
+}
+
+/**
+ * The id's suffix for prefixed inputs: vectors embedded under other prefixes
+ * are another embedder's, so the background embedder embeds them again. None
+ * without prefixes, so an unprefixed deployment's stored vectors stay current.
+ */
+function prefixVariant(p: { query: string; document: string }): string {
+  if (p.query === "" && p.document === "") return "";
+  return `:prefixed-${createHash("sha256").update(`${p.query}\u0000${p.document}`).digest("hex").slice(0, 8)}`;
 }
 
 /** The vectors of an answer, in input order, or an EmbedderError saying what is wrong with it. */

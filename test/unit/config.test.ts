@@ -241,6 +241,18 @@ describe("loadConfig: the semantic arm", () => {
     expect(Object.isFrozen(semantic.embedder)).toBe(true);
   });
 
+  it("reads the endpoint's query and document prefixes, none by default, and refuses them for other embedders", () => {
+    expect(loadConfig(openai).semantic!.embedder).toMatchObject({ prefixes: { query: "", document: "" } });
+    const prefixed = { ...openai, RECALL_EMBEDDINGS_QUERY_PREFIX: "search_query: ", RECALL_EMBEDDINGS_DOCUMENT_PREFIX: "search_document: " };
+    expect(loadConfig(prefixed).semantic!.embedder).toMatchObject({ prefixes: { query: "search_query: ", document: "search_document: " } });
+    expect(() => loadConfig({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "local", RECALL_EMBEDDINGS_QUERY_PREFIX: "query: " })).toThrow(
+      /RECALL_EMBEDDINGS_QUERY_PREFIX: only with RECALL_EMBEDDER=openai/,
+    );
+    expect(() => loadConfig({ RECALL_SEMANTIC: "on", RECALL_EMBEDDER: "hashed", RECALL_EMBEDDINGS_DOCUMENT_PREFIX: "passage: " })).toThrow(
+      /RECALL_EMBEDDINGS_DOCUMENT_PREFIX: only with RECALL_EMBEDDER=openai/,
+    );
+  });
+
   it("never lets the API key reach a log line: it is not enumerable", () => {
     const config = loadConfig(openai);
     expect(JSON.stringify(config)).not.toContain("sk-secret-key");

@@ -19,14 +19,34 @@ describe("openAiEmbedder", () => {
     await server.close();
   });
 
-  const client = (o: { dimensions?: number; timeoutMs?: number; apiKey?: string; baseUrl?: string } = {}) =>
+  const client = (o: { dimensions?: number; timeoutMs?: number; apiKey?: string; baseUrl?: string; prefixes?: { query: string; document: string } } = {}) =>
     openAiEmbedder({
       baseUrl: o.baseUrl ?? server.baseUrl,
       model: "test-embed",
       dimensions: o.dimensions ?? 16,
       timeoutMs: o.timeoutMs ?? 5_000,
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+      ...(o.prefixes ? { prefixes: o.prefixes } : {}),
     });
+
+  it("puts the configured prefix before each text of its purpose, documents by default", async () => {
+    const prefixed = client({ prefixes: { query: "search_query: ", document: "search_document: " } });
+    await prefixed.embed(["does Andy have kids"], undefined, "query");
+    await prefixed.embed(["Andy's daughter Mia plays the cello", "Mia"]);
+    expect(server.requests.map((r) => r.body.input)).toEqual([
+      ["search_query: does Andy have kids"],
+      ["search_document: Andy's daughter Mia plays the cello", "search_document: Mia"],
+    ]);
+  });
+
+  it("names prefixed vectors apart, so stored vectors of other prefixes are embedded again", () => {
+    const plain = client().id;
+    const a = client({ prefixes: { query: "query: ", document: "passage: " } }).id;
+    const b = client({ prefixes: { query: "query: ", document: "" } }).id;
+    expect(plain).toBe("openai:test-embed:16");
+    expect(new Set([plain, a, b]).size).toBe(3);
+    expect(client({ prefixes: { query: "", document: "" } }).id).toBe(plain);
+  });
 
   it("POSTs {model, input} to {base}/embeddings with the Bearer key, and returns the vectors in input order", async () => {
     const vectors = await client({ apiKey: "sk-test-123", baseUrl: `${server.baseUrl}/` }).embed(["alpha beta", "gamma"]);

@@ -11,6 +11,9 @@ import { MemoryStore } from "../store/memory-store.js";
 import { loadMigrations, migrate } from "../store/migrate.js";
 import { createPgliteClient, openPglite } from "../store/pglite/pglite-client.js";
 import { enableSemantic, SemanticStore } from "../store/candidates/semantic-store.js";
+import { lexemeLookup, loadIndex } from "../principal-index/freshness.js";
+import { documentEmbedderId } from "../ports/embedder.js";
+import type { SqlClient } from "../store/sql-client.js";
 import { parseFixtures, writeFixtures, type Fixture } from "../testing/fixtures.js";
 import { startLocalSidecar, type LocalSidecar } from "../testing/index.js";
 import { OBJECTS, PREDICATES, QUALIFIERS, SUBJECTS, pick, seededRandom } from "./corpus.js";
@@ -24,7 +27,8 @@ import { median } from "./stats.js";
  *
  * - Background embedding throughput, in process on PGlite: beliefs embedded
  *   and stored per second by the background embedder's own batches.
- * - Bytes of vector per belief, as PostgreSQL stores it.
+ * - Bytes of vector per belief, as PostgreSQL stores it, and as the
+ *   principal index holds it (int8).
  * - A query's embedding (in process, through the worker) as a ratio to the
  *   gRPC floor: the health check over a channel to a real sidecar.
  * - In-turn recall over gRPC with the arm on and with it off, two sidecars
@@ -86,7 +90,11 @@ async function timeEach(iterations: number, op: (i: number) => Promise<unknown>)
 }
 
 /** Background embedding of every belief, in process, `rounds` times from nothing. */
-async function backfillThroughput(embedder: LocalEmbedder, fixtures: Fixture[], rounds: number): Promise<{ perSecond: number[]; bytes: number }> {
+async function backfillThroughput(
+  embedder: LocalEmbedder,
+  fixtures: Fixture[],
+  rounds: number,
+): Promise<{ perSecond: number[]; bytes: number; index: { perBelief: number; vectors: number } }> {
   const client = createPgliteClient(await openPglite(undefined, { vector: true }));
   try {
     await migrate(client, await loadMigrations());
@@ -110,10 +118,16 @@ async function backfillThroughput(embedder: LocalEmbedder, fixtures: Fixture[], 
       const [row] = await client.query<{ bytes: number }>("SELECT avg(pg_column_size(embedding))::float8 AS bytes FROM belief_embeddings");
       bytes = Number(row!.bytes);
     }
-    return { perSecond, bytes };
+    return { perSecond, bytes, index: await indexVectorBytes(client, documentEmbedderId(embedder.id, documentWeights(RETRIEVAL_POLICY))) };
   } finally {
     await client.close();
   }
+}
+
+/** The principal index's vector bytes per belief (part of its byte accounting), loaded in process from the embedded store. */
+async function indexVectorBytes(client: SqlClient, embedderId: string): Promise<{ perBelief: number; vectors: number }> {
+  const index = await loadIndex(client, { tenantId: TENANT, principalId: PRINCIPAL }, { lexemes: lexemeLookup(client) }, embedderId);
+  return { perBelief: index.vectorBytes / index.size, vectors: index.vectorRows };
 }
 
 /** Waits until the sidecar's background embedder has embedded the last belief written (it goes in write order). */
@@ -199,6 +213,7 @@ async function main(): Promise<void> {
         `semantic arm, local model ${embedder.id}: ${beliefs} synthetic beliefs of one principal; medians of ${rounds} rounds (min–max)`,
         `  background embedding (in process, PGlite, batches of 64): ${fmt(throughput.perSecond, 0)} beliefs/s`,
         `  vector per belief as stored (pgvector, float32): ${throughput.bytes.toFixed(0)} bytes`,
+        `  vector per belief in the principal index (int8 + norm): ${throughput.index.perBelief.toFixed(0)} bytes (${throughput.index.vectors} vectors held)`,
         `  gRPC floor (health check, p50 of ${iterations}):      ${fmt(floor)} ms`,
         `  query embedding (in process, p50 of ${iterations}):    ${fmt(query)} ms = ${fmt(ratio(query, floor), 1)} × floor`,
         `  in-turn recall, arm off (p50 of ${iterations}):        ${fmt(armOff)} ms`,

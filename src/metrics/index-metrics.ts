@@ -23,6 +23,8 @@ const GAUGES: [string, string, (s: IndexStats) => number][] = [
   ["recall_index_beliefs", "Beliefs held by the principal indexes.", (s) => s.beliefs],
   ["recall_index_bytes", "Approximate bytes held by the principal indexes.", (s) => s.bytes],
   ["recall_index_max_bytes", "The principal indexes' byte bound (RECALL_INDEX_MB).", (s) => s.maxBytes],
+  ["recall_index_vectors", "Beliefs whose semantic-arm vector the principal indexes hold.", (s) => s.vectors],
+  ["recall_index_vector_bytes", "Bytes of semantic-arm vectors in the principal indexes (part of recall_index_bytes).", (s) => s.vectorBytes],
 ];
 
 export function registerIndexMetrics(registry: Registry, read: () => IndexStats): void {

@@ -28,6 +28,22 @@ export interface CandidateSource {
    * watermark, each with its successor and since when.
    */
   snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date, options?: ReadOptions): Promise<Correction[]>;
+  /**
+   * The semantic arm from vectors held in process (the principal index with
+   * the arm on): as the SQL scan (store/candidates/semantic-store.ts), eligible beliefs with a
+   * current vector, nearest first, ties by belief id, none below the minimum
+   * similarity, arm score the cosine. Null when the source holds no vectors of
+   * that embedder: the arm asks SQL. The SQL source has none.
+   */
+  semanticCandidates?(f: EligibilityFilter, q: SemanticQuery, cap: number, options?: ReadOptions): Promise<ArmCandidate[] | null>;
+}
+
+/** What the semantic arm looks up: the query's embedding, of the embedder whose vectors are stored. */
+export interface SemanticQuery {
+  /** The stored embedder id (SemanticStore.storedId): a source holding another's vectors cannot answer. */
+  embedderId: string;
+  vector: readonly number[];
+  minSimilarity: number;
 }
 
 export interface ReadOptions {
@@ -52,6 +68,9 @@ export function boundSource(source: CandidateSource, deadline: number | undefine
       source.resolveNamedSubjects(f, phrases, fuzzyWords, minSimilarity, bound(options)),
     deltaCandidates: (f, afterPosition, cap, options) => source.deltaCandidates(f, afterPosition, cap, bound(options)),
     snapshotCorrections: (p, returned, afterPosition, at, options) => source.snapshotCorrections(p, returned, afterPosition, at, bound(options)),
+    ...(source.semanticCandidates
+      ? { semanticCandidates: (f, q, cap, options) => source.semanticCandidates!(f, q, cap, bound(options)) }
+      : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Principal } from "../domain/model.js";
 import type { SqlClient } from "../store/sql-client.js";
-import { indexedFromRow, loadBeliefRows, loadDelta, loadSideTables, sqlLexemes } from "./loading.js";
+import { indexedFromRow, loadBeliefRows, loadDelta, loadSideTables, sqlLexemes, type VectorsOf } from "./loading.js";
 import { PrincipalIndex, type IndexLookups } from "./one-principal-index.js";
 import { termLexeme } from "./query-lexemes.js";
 
@@ -14,18 +14,20 @@ import { termLexeme } from "./query-lexemes.js";
  * Loads a principal's index. The head is read before the rows, so the rows
  * are at least as new as the position recorded: a later delta from that
  * position re-reads anything newer (row replacement is idempotent).
+ * `vectorsOf`: whose vectors it holds (the semantic arm's), or null.
  */
-export async function loadIndex(db: SqlClient, p: Principal, lookups: IndexLookups): Promise<PrincipalIndex> {
+export async function loadIndex(db: SqlClient, p: Principal, lookups: IndexLookups, vectorsOf: VectorsOf = null): Promise<PrincipalIndex> {
   const side = await loadSideTables(db, p);
   // Read in pages and built in slices that yield between them: 100k rows take seconds of CPU, and
   // recalls of other principals (or this one, from SQL meanwhile) must not wait behind all of it.
-  const index = new PrincipalIndex(p, side, [], lookups);
-  for await (const rows of loadBeliefRows(db, p)) {
+  const index = new PrincipalIndex(p, side, [], lookups, vectorsOf);
+  for await (const rows of loadBeliefRows(db, p, vectorsOf)) {
     for (let i = 0; i < rows.length; i += BUILD_SLICE) {
       index.upsert(rows.slice(i, i + BUILD_SLICE).map(indexedFromRow));
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
+  index.fitVectors();
   return index;
 }
 
@@ -47,10 +49,10 @@ export async function applyDelta(db: SqlClient, index: PrincipalIndex, target: n
   let side;
   if (target === null) {
     side = await loadSideTables(db, p);
-    rows = await loadDelta(db, p, from, beliefIds);
+    rows = await loadDelta(db, p, from, beliefIds, index.vectorsOf);
     position = side.position;
   } else {
-    [rows, side] = await Promise.all([loadDelta(db, p, from, beliefIds), loadSideTables(db, p)]);
+    [rows, side] = await Promise.all([loadDelta(db, p, from, beliefIds, index.vectorsOf), loadSideTables(db, p)]);
     position = target;
   }
   index.upsert(rows);

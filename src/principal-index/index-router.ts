@@ -7,6 +7,7 @@ import { ByteLru } from "./eviction.js";
 import { applyDelta, lexemeLookup, loadIndex } from "./freshness.js";
 import { emptyIndexStats, type IndexStats } from "./index-stats.js";
 import type { IndexLookups, PrincipalIndex } from "./one-principal-index.js";
+import type { VectorsOf } from "./loading.js";
 import type { WarmEntry } from "./warm-list.js";
 import { principalKey as keyOf, principalOfKey } from "../domain/principal-key.js";
 
@@ -70,6 +71,10 @@ export class PrincipalIndexes implements CandidateRouter {
   private readonly generations = new Map<string, number>();
   private readonly lookups: IndexLookups;
   private readonly clock: () => number;
+  /** Whose vectors the indexes hold (holdVectors); null: none, the semantic arm reads SQL. */
+  private vectorsOf: VectorsOf = null;
+  /** Rows changed (feedback, a vector saved) while their principal's index loaded: re-read once it is in. */
+  private readonly changedWhileLoading = new Map<string, Set<string>>();
 
   constructor(
     private readonly store: { readonly db: SqlClient; readonly candidates: CandidateSource; head(p: Principal, deadline?: number): Promise<HeadSeen> },
@@ -108,6 +113,16 @@ export class PrincipalIndexes implements CandidateRouter {
 
   get enabled(): boolean {
     return this.options.maxBytes > 0;
+  }
+
+  /**
+   * With the semantic arm on, before any index loads: every index holds its
+   * beliefs' current vectors of `embedderId` (the stored id) and answers the
+   * arm in process. Not called (the arm off), no vector is read or held.
+   */
+  holdVectors(embedderId: string): void {
+    if (this.lru.size > 0 || this.loading.size > 0) throw new Error("principal index: vectors must be chosen before any index loads");
+    this.vectorsOf = embedderId;
   }
 
   /**
@@ -161,7 +176,7 @@ export class PrincipalIndexes implements CandidateRouter {
     if (running) return running;
     const generation = this.generations.get(key) ?? 0;
     const started = this.clock();
-    const work = loadIndex(boundTo(this.store.db, deadline), p, this.lookups)
+    const work = loadIndex(boundTo(this.store.db, deadline), p, this.lookups, this.vectorsOf)
       .then((index) => {
         if ((this.generations.get(key) ?? 0) !== generation) return;
         // One principal larger than the whole bound is not kept (it would evict everything, then itself).
@@ -173,12 +188,18 @@ export class PrincipalIndexes implements CandidateRouter {
         this.failedAt.delete(key);
         this.lru.set(key, entryFor(index, this.clock()));
         this.refreshGauges();
+        // A page read before such a change holds the row as it was: read it again now.
+        const changed = this.changedWhileLoading.get(key);
+        if (changed) void this.refresh(p, [...changed]);
         if (this.options.onLoaded) {
           this.stats.warming += 1;
           void this.options.onLoaded(index.scanItems()).finally(() => (this.stats.warming -= 1));
         }
       })
-      .finally(() => this.loading.delete(key));
+      .finally(() => {
+        this.loading.delete(key);
+        this.changedWhileLoading.delete(key);
+      });
     this.loading.set(key, work);
     return work;
   }
@@ -221,7 +242,14 @@ export class PrincipalIndexes implements CandidateRouter {
   async refresh(p: Principal, beliefIds: readonly string[] = [], deadline?: number): Promise<void> {
     const key = keyOf(p);
     const entry = this.lru.get(key);
-    if (!entry) return;
+    if (!entry) {
+      if (this.loading.has(key) && beliefIds.length > 0) {
+        const changed = this.changedWhileLoading.get(key) ?? new Set<string>();
+        for (const id of beliefIds) changed.add(id);
+        this.changedWhileLoading.set(key, changed);
+      }
+      return;
+    }
     try {
       await this.updateBeforeDeadline(key, entry, null, beliefIds, deadline);
       entry.verifiedAt = this.clock();
@@ -304,7 +332,13 @@ export class PrincipalIndexes implements CandidateRouter {
     this.stats.principals = this.lru.size;
     this.stats.bytes = this.lru.bytes;
     this.stats.beliefs = 0;
-    for (const entry of this.lru.values()) this.stats.beliefs += entry.index.size;
+    this.stats.vectors = 0;
+    this.stats.vectorBytes = 0;
+    for (const entry of this.lru.values()) {
+      this.stats.beliefs += entry.index.size;
+      this.stats.vectors += entry.index.vectorRows;
+      this.stats.vectorBytes += entry.index.vectorBytes;
+    }
   }
 }
 

@@ -23,6 +23,9 @@ export interface IndexStats {
   beliefs: number;
   bytes: number;
   maxBytes: number;
+  /** Of those, beliefs holding a vector for the semantic arm, and the vectors' bytes (part of `bytes`). */
+  vectors: number;
+  vectorBytes: number;
 }
 
 export function emptyIndexStats(maxBytes: number): IndexStats {
@@ -41,5 +44,7 @@ export function emptyIndexStats(maxBytes: number): IndexStats {
     beliefs: 0,
     bytes: 0,
     maxBytes,
+    vectors: 0,
+    vectorBytes: 0,
   };
 }

@@ -1,5 +1,6 @@
 import type { Principal, StoredBelief } from "../domain/model.js";
 import { BELIEF_COLUMNS, beliefFromRow } from "../store/beliefs/belief-rows.js";
+import { currentVectorJoin, vectorFromBinary } from "../store/candidates/semantic-store.js";
 import type { QueryOptions, Row, SqlClient } from "../store/sql-client.js";
 import { parseTsvector, type TsEntry } from "./tsvector.js";
 
@@ -9,8 +10,13 @@ import { parseTsvector, type TsEntry } from "./tsvector.js";
  * hold its own principal's rows. What is read is everything the arms, the
  * hard filter and the renderer use: every belief row (live and historical
  * queries alike), its lexical document as PostgreSQL computed it at write
- * time, its rejections, the persona-held set, the aliases and the head.
+ * time, its rejections, the persona-held set, the aliases and the head; and,
+ * with the semantic arm on, its current vector (joined into the same read, so
+ * a row and its vector are always of the same document).
  */
+
+/** The stored embedder id whose vectors the index holds (SemanticStore.storedId), or null: none are read. */
+export type VectorsOf = string | null;
 
 /** One belief row as read for the index, before the index copies it into its columns (belief-table.ts). */
 export interface IndexedBelief {
@@ -25,6 +31,8 @@ export interface IndexedBelief {
   notTrueSinceUs: number | null;
   /** Latest rejection of any kind (a correction's "since" falls back to it). */
   lastRejectedAt: Date | null;
+  /** Its current vector as stored; null when it has none (or a stale one), or when vectors are not read. */
+  vector: Float32Array | null;
   /** Its ordinal in the principal's index (the same for every row of one belief id): where its columns and postings are. */
   ord: number;
 }
@@ -53,26 +61,37 @@ const INDEXED_COLUMNS = `${BELIEF_COLUMNS}, lower(b.subject) AS subject_key, b.l
  * it for a second or more. A row written while the pages are read has a
  * position above the head read before them, so the first delta re-reads it.
  */
-export async function* loadBeliefRows(db: SqlClient, p: Principal, pageRows = LOAD_PAGE_ROWS): AsyncGenerator<Row[]> {
+export async function* loadBeliefRows(db: SqlClient, p: Principal, vectorsOf: VectorsOf, pageRows = LOAD_PAGE_ROWS): AsyncGenerator<Row[]> {
   let after: string | null = null;
   for (;;) {
     // Two statements, not one with "$3 IS NULL OR …": each page must be a range of the primary key.
     const page: Row[] =
       after === null
         ? await db.query(
-            `SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2
+            `SELECT ${indexedFrom(vectorsOf, "$4")} WHERE b.tenant_id = $1 AND b.principal_id = $2
              ORDER BY b.belief_id LIMIT $3`,
-            [p.tenantId, p.principalId, pageRows],
+            withVectorsOf([p.tenantId, p.principalId, pageRows], vectorsOf),
           )
         : await db.query(
-            `SELECT ${INDEXED_COLUMNS} FROM beliefs b WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id > $3::uuid
+            `SELECT ${indexedFrom(vectorsOf, "$5")} WHERE b.tenant_id = $1 AND b.principal_id = $2 AND b.belief_id > $3::uuid
              ORDER BY b.belief_id LIMIT $4`,
-            [p.tenantId, p.principalId, after, pageRows],
+            withVectorsOf([p.tenantId, p.principalId, after, pageRows], vectorsOf),
           );
     if (page.length > 0) yield page;
     if (page.length < pageRows) return;
     after = String(page[page.length - 1]!.belief_id);
   }
+}
+
+/** The columns and FROM of an index read; with `vectorsOf`, each row's current vector, its embedder id in `param`. */
+function indexedFrom(vectorsOf: VectorsOf, param: string): string {
+  if (vectorsOf === null) return `${INDEXED_COLUMNS} FROM beliefs b`;
+  const { column, join } = currentVectorJoin(param);
+  return `${INDEXED_COLUMNS}, ${column} FROM beliefs b ${join}`;
+}
+
+function withVectorsOf(params: unknown[], vectorsOf: VectorsOf): unknown[] {
+  return vectorsOf === null ? params : [...params, vectorsOf];
 }
 
 /** Rows per statement of a load (a few MiB of rows, tens of ms on the embedded store). */
@@ -85,16 +104,22 @@ const LOAD_PAGE_ROWS = 2_000;
  * episodes of their sessions were appended since (the lexical document
  * changes, the row's position does not).
  */
-export async function loadDelta(db: SqlClient, p: Principal, position: number, beliefIds: readonly string[]): Promise<IndexedBelief[]> {
+export async function loadDelta(
+  db: SqlClient,
+  p: Principal,
+  position: number,
+  beliefIds: readonly string[],
+  vectorsOf: VectorsOf,
+): Promise<IndexedBelief[]> {
   const rows = await db.query(
-    `SELECT ${INDEXED_COLUMNS} FROM beliefs b
+    `SELECT ${indexedFrom(vectorsOf, "$5")}
      WHERE b.tenant_id = $1 AND b.principal_id = $2
        AND (b.store_position > $3::bigint OR b.belief_id = ANY($4::uuid[])
          OR b.source_episode_ids && ARRAY(SELECT x.episode_id FROM episodes x
            WHERE x.tenant_id = $1 AND x.principal_id = $2 AND x.session_id IN (
              SELECT y.session_id FROM episodes y
              WHERE y.tenant_id = $1 AND y.principal_id = $2 AND y.store_position > $3::bigint)))`,
-    [p.tenantId, p.principalId, position, beliefIds],
+    withVectorsOf([p.tenantId, p.principalId, position, beliefIds], vectorsOf),
   );
   return rows.map(indexedFromRow);
 }
@@ -137,6 +162,7 @@ export function indexedFromRow(r: Row): IndexedBelief {
     lengths: [Number(r.len_a ?? 0), Number(r.len_b ?? 0), Number(r.len_c ?? 0), Number(r.len_d ?? 0)],
     notTrueSinceUs: r.not_true_us === null || r.not_true_us === undefined ? null : Number(r.not_true_us),
     lastRejectedAt: (r.rejected_at as Date | null) ?? null,
+    vector: r.embedding instanceof Uint8Array ? vectorFromBinary(r.embedding) : null,
     ord: -1,
   };
 }

@@ -6,6 +6,7 @@ import {
   type LexicalQuery,
   type NamedSubjects,
   type ReadOptions,
+  type SemanticQuery,
   type StructuredAnchors,
 } from "../ports/candidate-source.js";
 import type { EligibilityFilter } from "../domain/hard-filter.js";
@@ -14,11 +15,12 @@ import { eligibilityTest, successorInForce } from "./eligibility.js";
 import { firstK } from "./first-k.js";
 import { HOT_ROW_BYTES, HOT_ROWS, HotRows } from "./hot-rows.js";
 import { compareIds, lexicalScores, ScoringScratch } from "./lexical-scoring.js";
-import type { IndexedBelief, SideTables } from "./loading.js";
+import type { IndexedBelief, SideTables, VectorsOf } from "./loading.js";
 import { OrderedBeliefs } from "./ordered-beliefs.js";
 import { OrdLists } from "./ord-lists.js";
 import { Postings } from "./postings.js";
 import { similarity } from "./trigram.js";
+import { VectorSlab } from "./vector-slab.js";
 import { VerdictMemo } from "./verdict-memo.js";
 
 /** What the index asks of the store it cannot hold: lexemes of non-ASCII terms. */
@@ -63,13 +65,17 @@ export class PrincipalIndex implements CandidateSource {
   private persona: ReadonlySet<string> = new Set();
   private aliases: ReadonlyMap<string, string> = new Map();
   private aliasesBySubject = new Map<string, string[]>();
+  /** The semantic arm's vectors, of embedder `vectorsOf`; null with the arm off (no bytes, none read). */
+  private readonly vectors: VectorSlab | null;
 
   constructor(
     readonly principal: Principal,
     side: SideTables,
     beliefs: readonly IndexedBelief[],
     private readonly lookups: IndexLookups,
+    readonly vectorsOf: VectorsOf = null,
   ) {
+    this.vectors = vectorsOf === null ? null : new VectorSlab();
     this.position = side.position;
     this.setSideTables(side);
     this.upsert(beliefs);
@@ -95,8 +101,24 @@ export class PrincipalIndex implements CandidateSource {
       this.table.size * 20 +
       Math.min(this.table.size, HOT_ROWS) * HOT_ROW_BYTES +
       (this.persona.size + this.aliases.size + this.successors.size) * 120 +
+      this.vectorBytes +
       4096
     );
+  }
+
+  /** Bytes of the semantic arm's vectors (part of `bytes`): about dim + 4 per row. */
+  get vectorBytes(): number {
+    return this.vectors?.bytes ?? 0;
+  }
+
+  /** Rows holding a current vector. */
+  get vectorRows(): number {
+    return this.vectors?.held ?? 0;
+  }
+
+  /** After a load: the vectors' spare capacity goes. */
+  fitVectors(): void {
+    this.vectors?.fit(this.table.size);
   }
 
   /** Replaces rows by id (a delta, or the rows feedback changed). */
@@ -115,6 +137,8 @@ export class PrincipalIndex implements CandidateSource {
       this.byPosition.place(o, old !== undefined, rows.length);
       this.byAuthority.place(o, old !== undefined, rows.length);
       this.postings.add(o, next.terms, next.lengths);
+      // Read with the row: a changed document comes without a vector until it is embedded again.
+      this.vectors?.set(o, next.vector);
       if (!this.bySubject.has(c.subject[o]!)) this.subjectKeys = null;
       this.bySubject.add(c.subject[o]!, o);
       this.byType.add(c.beliefType[o]!, o);
@@ -270,6 +294,31 @@ export class PrincipalIndex implements CandidateSource {
     // The SQL answers DISTINCT names, ordered, at most 32.
     const names = [...new Set([...exact, ...fuzzy])].sort().slice(0, 32);
     return { exact: names.filter((n) => exact.has(n)), fuzzy: names.filter((n) => !exact.has(n)) };
+  }
+
+  async semanticCandidates(f: EligibilityFilter, q: SemanticQuery, cap: number): Promise<ArmCandidate[] | null> {
+    const eligible = this.eligibleOrd(f);
+    const vectors = this.vectors;
+    if (vectors === null || q.embedderId !== this.vectorsOf) return null;
+    const query = Float32Array.from(q.vector);
+    if (vectors.held > 0 && vectors.dim !== query.length) {
+      throw new Error(`principal index: query vector of ${query.length} dimensions, stored ones of ${vectors.dim}`);
+    }
+    let squares = 0;
+    for (let i = 0; i < query.length; i++) squares += query[i]! * query[i]!;
+    const norm = Math.sqrt(squares);
+    // As the SQL: the distance is 1 - cosine (kept within -1..1), bounded by 1 - minSimilarity; NaN never passes.
+    const maxDistance = 1 - q.minSimilarity;
+    const matches: { o: number; distance: number }[] = [];
+    for (let o = 0; o < this.table.size; o++) {
+      if (!eligible(o)) continue;
+      const distance = 1 - Math.min(1, Math.max(-1, vectors.cosine(o, query, norm)));
+      if (distance <= maxDistance) matches.push({ o, distance });
+    }
+    const t = this.table;
+    return firstK(matches, cap, (x, y) => x.distance - y.distance || compareIds(t.id(x.o), t.id(y.o))).map((m) =>
+      this.hot.candidate(m.o, 1 - m.distance),
+    );
   }
 
   async deltaCandidates(f: EligibilityFilter, afterPosition: number, cap: number): Promise<ArmCandidate[]> {

@@ -207,7 +207,7 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   // Not for snapshots: embeddings arrive after the head moves, and the prefix's bytes must follow the head alone.
   if (semanticOn) {
     const { candidateCap } = semanticRankingFor(policy, query.profile, deps.semantic!);
-    arms.push(semanticArm(deps.semantic!, filter, query.text, candidateCap, run.storeDeadline));
+    arms.push(semanticArm(deps.semantic!, source, filter, query.text, candidateCap, run.storeDeadline));
   }
   // Corrections to what the session was shown (its snapshot, then its in-turn recalls and searches;
   // never dropped for budget): looked up beside the arms, so the lookup overlaps the arms' work.

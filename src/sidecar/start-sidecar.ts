@@ -223,7 +223,7 @@ async function startComponents(
   );
   const { semantic, backfill } = await parts.start(
     "semantic arm",
-    () => startSemantic(config, store, logger),
+    () => startSemantic(config, store, indexes, logger),
     async (s) => {
       await s.backfill?.stop();
       await s.semantic?.embedder.close?.();
@@ -554,10 +554,17 @@ async function mcpEndpoint(
 }
 
 /** The semantic arm and its background embedder, when RECALL_SEMANTIC=on. */
-function startSemantic(config: Config, store: MemoryStore, logger: Logger): { semantic?: SemanticSearch; backfill?: EmbeddingBackfill } {
+function startSemantic(
+  config: Config,
+  store: MemoryStore,
+  indexes: PrincipalIndexes,
+  logger: Logger,
+): { semantic?: SemanticSearch; backfill?: EmbeddingBackfill } {
   if (config.semantic === null) return {};
   const embedder = createEmbedder(config.semantic);
   const semanticStore = new SemanticStore(store.db, documentWeights(RETRIEVAL_POLICY));
+  // The arm is answered in process where the principal's index serves (no index has loaded yet: none serves calls).
+  indexes.holdVectors(semanticStore.storedId(embedder.id));
   const backfill = new EmbeddingBackfill(
     semanticStore,
     embedder,

@@ -7,40 +7,12 @@ import { cachedSnapshotBytes } from "../../src/recall/moments/snapshot.js";
 import { recall, type CachedSnapshot, type PipelineDeps, type RecallOutcome, type RecallRun } from "../../src/recall/pipeline.js";
 import { RETRIEVAL_POLICY } from "../../src/recall/policy.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
-import type { SqlClient } from "../../src/store/sql-client.js";
+import { counting, until } from "../support/counting-client.js";
 import { SENSITIVITY } from "../../src/domain/model.js";
 import { STORE_KINDS } from "../support/stores.js";
 import { T0, belief, newPrincipal } from "../support/fixtures.js";
 import { capturingLogger, pipelineDeps, requested, traceWriter } from "../support/pipeline.js";
 import { filterFor, recallQuery, recallTrace, useStore } from "./store-helpers.js";
-
-/** Wraps the real client and counts statements, so a test can prove a path made none. */
-function counting(db: SqlClient): SqlClient & { statements: string[] } {
-  const statements: string[] = [];
-  const wrap = (inner: SqlClient): SqlClient => ({
-    kind: inner.kind,
-    query: (text, params, options) => {
-      statements.push(text);
-      return inner.query(text, params, options);
-    },
-    exec: (script) => {
-      statements.push(script);
-      return inner.exec(script);
-    },
-    transaction: (work, options) => inner.transaction((tx) => work(wrap(tx)), options),
-    listen: (channel, onNotify, onConnect) => inner.listen(channel, onNotify, onConnect),
-    close: () => inner.close(),
-  });
-  return Object.assign(wrap(db), { statements });
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function run(deps: PipelineDeps, r: Partial<RecallRun> & { principal: Principal }): Promise<RecallOutcome> {
   const gen = recall(deps, {

@@ -37,7 +37,7 @@ describe.each(STORE_KINDS)("principal index background load ($kind)", ({ open })
     await store().putBeliefs(p, beliefs);
     await store().putBeliefs(other, [belief({ statement: "Not theirs." })]);
     const pages: string[][] = [];
-    for await (const page of loadBeliefRows(store().db, p, 4)) pages.push(page.map((r) => String(r.belief_id)));
+    for await (const page of loadBeliefRows(store().db, p, null, 4)) pages.push(page.map((r) => String(r.belief_id)));
     expect(pages.map((page) => page.length)).toEqual([4, 4, 3]);
     expect(pages.flat().sort()).toEqual(beliefs.map((b) => b.beliefId).sort());
   });

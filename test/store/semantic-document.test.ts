@@ -1,3 +1,4 @@
+import { int8Rounded } from "../../src/domain/int8-vector.js";
 import { pino } from "pino";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SENSITIVITY, type Episode, type Principal } from "../../src/domain/model.js";
@@ -79,9 +80,11 @@ describe("the embedded document (pglite with pgvector)", () => {
     const [[id, cosine]] = (await nearest(p, "conservatory")) as [[string, number]];
     expect(id).toBe(b.beliefId);
     const parts = documentParts(missing!, W);
-    const expected = documentVector(await embedder.embed(parts.map((x) => x.text)), parts.map((x) => x.weight));
+    // Stored as its int8 values × scale (domain/int8-vector.ts), which the cosine sees.
+    const expected = int8Rounded(documentVector(await embedder.embed(parts.map((x) => x.text)), parts.map((x) => x.weight)));
     const query = (await embedder.embed(["conservatory"]))[0]!;
-    expect(cosine).toBeCloseTo(expected.reduce((s, x, i) => s + x * query[i]!, 0), 5);
+    const norm = (v: readonly number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+    expect(cosine).toBeCloseTo(expected.reduce((s, x, i) => s + x * query[i]!, 0) / norm(expected) / norm(query), 5);
   });
 
   it("is embedded again when its context changes: an episode appended to its session after the belief", async () => {

@@ -331,7 +331,7 @@ describe("semantic arm (pglite with pgvector)", () => {
     it("the arm embeds nothing for a query without text", async () => {
       const sent: string[] = [];
       const spying: Embedder = { ...embedder, embed: (texts, signal) => (sent.push(...texts), embedder.embed(texts, signal)) };
-      expect(await semanticArm({ embedder: spying, store: semantic, similarity: DEFAULT_SEMANTIC_SIMILARITY.hashed }, filterFor(p), "  ", 10).run(new AbortController().signal)).toEqual([]);
+      expect(await semanticArm({ embedder: spying, store: semantic, similarity: DEFAULT_SEMANTIC_SIMILARITY.hashed }, store().candidates, filterFor(p), "  ", 10).run(new AbortController().signal)).toEqual([]);
       expect(sent).toEqual([]);
     });
   });

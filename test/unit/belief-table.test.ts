@@ -15,7 +15,7 @@ import { pick, prng, storedBelief, uid } from "./unit-helpers.js";
  */
 
 function row(b: StoredBelief, tsvector: string, lengths: [number, number, number, number], lastRejectedAt: Date | null = null): IndexedBelief {
-  return { belief: b, subjectKey: b.subject.toLowerCase(), terms: parseTsvector(tsvector), lengths, notTrueSinceUs: null, lastRejectedAt, ord: -1 };
+  return { belief: b, subjectKey: b.subject.toLowerCase(), terms: parseTsvector(tsvector), lengths, notTrueSinceUs: null, lastRejectedAt, vector: null, ord: -1 };
 }
 
 function randomBelief(random: () => number, n: number): StoredBelief {

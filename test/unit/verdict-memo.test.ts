@@ -25,6 +25,7 @@ function indexed(b: StoredBelief): IndexedBelief {
     lengths: [0, 0, 0, 0],
     notTrueSinceUs: null,
     lastRejectedAt: null,
+    vector: null,
     ord: -1,
   };
 }

@@ -9,6 +9,8 @@ import { BELIEF_COLUMNS, beliefFromRow } from "../beliefs/belief-rows.js";
 import { eligibilitySql } from "./eligibility-sql.js";
 import type { ArmCandidate } from "../../ports/candidate-source.js";
 import { MIGRATIONS_DIR } from "../migrate.js";
+import { ROWS_CHANNEL } from "../beliefs/belief-writes.js";
+import { int8Rounded } from "../../domain/int8-vector.js";
 import { fleetScan } from "../fleet-scan.js";
 import type { QueryOptions, SqlClient } from "../sql-client.js";
 import { SqlParams } from "../sql-params.js";
@@ -18,6 +20,9 @@ import { SqlParams } from "../sql-params.js";
  * reads and writes, and the arm's one query. Kept apart from MemoryStore so
  * nothing here is touched unless RECALL_SEMANTIC=on.
  */
+
+/** Belief ids per rows-channel notification of saved vectors (each about 40 bytes of the 8000 a payload may hold). */
+const NOTIFY_IDS = 150;
 
 /** Shared with migrate.ts's lock key space; only names this setup among other advisory locks. */
 const SETUP_LOCK_KEY = 7_311_046_212;
@@ -41,6 +46,30 @@ export interface MissingEmbedding {
  * correction), so a vector is current while the key is unchanged.
  */
 const DOCUMENT_KEY_SQL = "md5(b.statement || chr(31) || b.context_tsv::text)";
+
+/**
+ * For a read of beliefs `b` (the principal index's load and delta): the join
+ * that adds each belief's current vector of the stored embedder id in
+ * parameter `embedderParam` as column `embedding`, pgvector's binary form
+ * (vectorFromBinary reads it), NULL when it has none or only a stale one.
+ */
+export function currentVectorJoin(embedderParam: string): { column: string; join: string } {
+  return {
+    column: "vector_send(v.embedding) AS embedding",
+    join: `LEFT JOIN belief_embeddings v
+      ON v.tenant_id = b.tenant_id AND v.principal_id = b.principal_id AND v.belief_id = b.belief_id
+        AND v.embedder = ${embedderParam} AND v.statement_md5 = ${DOCUMENT_KEY_SQL}`,
+  };
+}
+
+/** pgvector's binary form (vector_send): dimension and a reserved word as int16, then float4s, big-endian. */
+export function vectorFromBinary(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dim = view.getInt16(0);
+  const out = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) out[i] = view.getFloat32(4 + 4 * i);
+  return out;
+}
 
 /**
  * Creates the vector extension and the embeddings table if needed. On a
@@ -169,7 +198,10 @@ export class SemanticStore {
    * Stores embeddings under the document key they were computed for. A belief
    * rewritten meanwhile (or whose context changed) keeps its new key
    * mismatched, so it is embedded again on the next pass; a belief deleted
-   * meanwhile is skipped.
+   * meanwhile is skipped. Each vector is stored as the int8 values the
+   * principal index holds (int8 × scale, domain/int8-vector.ts), so the SQL
+   * scan and the index rank the same vectors; and the saved rows are
+   * announced on the rows channel, so every sidecar's loaded index reads them.
    */
   async saveEmbeddings(embedderId: string, rows: readonly (MissingEmbedding & { vector: readonly number[] })[]): Promise<void> {
     if (rows.length === 0) return;
@@ -186,22 +218,33 @@ export class SemanticStore {
     rows: readonly (MissingEmbedding & { vector: readonly number[] })[],
   ): Promise<void> {
     await this.db.query(
-      `INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
-       SELECT b.tenant_id, b.principal_id, b.belief_id, $1, r.document_key, r.embedding::vector
-       FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
-         AS r(tenant_id, principal_id, belief_id, document_key, embedding)
-       JOIN beliefs b ON b.tenant_id = r.tenant_id AND b.principal_id = r.principal_id AND b.belief_id = r.belief_id
-       WHERE b.tenant_id = $7
-       ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
-         embedder = EXCLUDED.embedder, statement_md5 = EXCLUDED.statement_md5,
-         embedding = EXCLUDED.embedding, embedded_at = now()`,
+      `WITH saved AS (
+         INSERT INTO belief_embeddings (tenant_id, principal_id, belief_id, embedder, statement_md5, embedding)
+         SELECT b.tenant_id, b.principal_id, b.belief_id, $1, r.document_key, r.embedding::vector
+         FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
+           AS r(tenant_id, principal_id, belief_id, document_key, embedding)
+         JOIN beliefs b ON b.tenant_id = r.tenant_id AND b.principal_id = r.principal_id AND b.belief_id = r.belief_id
+         WHERE b.tenant_id = $7
+         ON CONFLICT (tenant_id, principal_id, belief_id) DO UPDATE SET
+           embedder = EXCLUDED.embedder, statement_md5 = EXCLUDED.statement_md5,
+           embedding = EXCLUDED.embedding, embedded_at = now()
+         RETURNING tenant_id, principal_id, belief_id
+       ),
+       -- Ids in chunks of ${NOTIFY_IDS} per notification (a payload holds at most 8000 bytes; null ids would drop the index).
+       chunked AS (
+         SELECT s.tenant_id, s.principal_id, s.belief_id,
+           (row_number() OVER (PARTITION BY s.tenant_id, s.principal_id ORDER BY s.belief_id) - 1) / ${NOTIFY_IDS} AS chunk
+         FROM saved s
+       )
+       SELECT pg_notify('${ROWS_CHANNEL}', json_build_array(c.tenant_id, c.principal_id, array_agg(c.belief_id::text ORDER BY c.belief_id))::text)
+       FROM chunked c GROUP BY c.tenant_id, c.principal_id, c.chunk`,
       [
         embedder,
         rows.map((r) => r.principal.tenantId),
         rows.map((r) => r.principal.principalId),
         rows.map((r) => r.beliefId),
         rows.map((r) => r.documentKey),
-        rows.map((r) => vectorLiteral(r.vector)),
+        rows.map((r) => vectorLiteral(int8Rounded(r.vector))),
         tenantId,
       ],
     );

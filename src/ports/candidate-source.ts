@@ -28,6 +28,12 @@ export interface CandidateSource {
    * watermark, each with its successor and since when.
    */
   snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date, options?: ReadOptions): Promise<Correction[]>;
+  /**
+   * False when nothing the source holds was written after `afterPosition`: snapshotCorrections
+   * would answer none, so a recall need not gather what its session was shown. Left out by a
+   * source that cannot tell without a query (SQL).
+   */
+  writtenAfter?(p: Principal, afterPosition: number): boolean;
 }
 
 export interface ReadOptions {
@@ -52,6 +58,7 @@ export function boundSource(source: CandidateSource, deadline: number | undefine
       source.resolveNamedSubjects(f, phrases, fuzzyWords, minSimilarity, bound(options)),
     deltaCandidates: (f, afterPosition, cap, options) => source.deltaCandidates(f, afterPosition, cap, bound(options)),
     snapshotCorrections: (p, returned, afterPosition, at, options) => source.snapshotCorrections(p, returned, afterPosition, at, bound(options)),
+    ...(source.writtenAfter ? { writtenAfter: (p: Principal, afterPosition: number) => source.writtenAfter!(p, afterPosition) } : {}),
   };
 }
 

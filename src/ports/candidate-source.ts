@@ -29,6 +29,12 @@ export interface CandidateSource {
    */
   snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date, options?: ReadOptions): Promise<Correction[]>;
   /**
+   * False when nothing the source holds was written after `afterPosition`: snapshotCorrections
+   * would answer none, so a recall need not gather what its session was shown. Left out by a
+   * source that cannot tell without a query (SQL).
+   */
+  writtenAfter?(p: Principal, afterPosition: number): boolean;
+  /**
    * The semantic arm from vectors held in process (the principal index with
    * the arm on): as the SQL scan (store/candidates/semantic-store.ts), eligible beliefs with a
    * current vector, nearest first, ties by belief id, none below the minimum
@@ -71,6 +77,7 @@ export function boundSource(source: CandidateSource, deadline: number | undefine
     ...(source.semanticCandidates
       ? { semanticCandidates: (f, q, cap, options) => source.semanticCandidates!(f, q, cap, bound(options)) }
       : {}),
+    ...(source.writtenAfter ? { writtenAfter: (p: Principal, afterPosition: number) => source.writtenAfter!(p, afterPosition) } : {}),
   };
 }
 

@@ -332,11 +332,15 @@ export class PrincipalIndex implements CandidateSource {
     return out;
   }
 
-  async snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]> {
+  writtenAfter(p: Principal, afterPosition: number): boolean {
     this.own(p);
-    // A correction needs a row written after the watermark (the old row or its successor): with none, there is none.
     const newest = this.byPosition.ordered[0];
-    if (newest === undefined || this.table.position(newest) <= afterPosition) return [];
+    return newest !== undefined && this.table.position(newest) > afterPosition;
+  }
+
+  async snapshotCorrections(p: Principal, returned: readonly string[], afterPosition: number, at: Date): Promise<Correction[]> {
+    // A correction needs a row written after the watermark (the old row or its successor): with none, there is none.
+    if (!this.writtenAfter(p, afterPosition)) return [];
     const corrections: Correction[] = [];
     const latestFirst = (x: StoredBelief, y: StoredBelief) => y.validFrom.getTime() - x.validFrom.getTime() || compareIds(x.beliefId, y.beliefId);
     for (const id of new Set(returned)) {

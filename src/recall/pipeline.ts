@@ -212,8 +212,10 @@ async function* gather(deps: PipelineDeps, run: RecallRun, now: Date): AsyncGene
   // Corrections to what the session was shown (its snapshot, then its in-turn recalls and searches;
   // never dropped for budget): looked up beside the arms, so the lookup overlaps the arms' work.
   const marginMs = deadlineMarginMs(run.deadlineAt - Date.now(), policy);
+  // A source that knows nothing was written after the watermark has no correction to find: what the
+  // session was shown (a union of hundreds of ids, or a store read) is not gathered for it.
   const correcting: Promise<Correction[]> =
-    deltaAfter !== null && ctx.sessionId !== ""
+    deltaAfter !== null && ctx.sessionId !== "" && source.writtenAfter?.(run.principal, deltaAfter) !== false
       ? (async () => {
           const shown = await sessionShownBefore(deps, run, run.deadlineAt - marginMs);
           return source.snapshotCorrections(run.principal, shown, deltaAfter, now);
@@ -441,7 +443,9 @@ async function fromCache(deps: PipelineDeps, run: RecallRun, cached: CachedSnaps
 /** What the session was shown before this recall: its latest snapshot's ids and its in-turn recalls' and searches'. */
 async function sessionShownBefore(deps: PipelineDeps, run: RecallRun, deadlineAt: number): Promise<string[]> {
   const [snapshot, inTurn] = await Promise.all([snapshotReturned(deps, run, deadlineAt), inTurnShown(deps, run, deadlineAt)]);
-  return [...new Set([...snapshot, ...inTurn])];
+  const shown = new Set(snapshot);
+  for (const id of inTurn) shown.add(id);
+  return [...shown];
 }
 
 /** What the session's in-turn recalls and searches showed: known in process, or read from their stored traces. */

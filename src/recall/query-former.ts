@@ -129,15 +129,20 @@ export const FUNCTION_WORDS: ReadonlySet<string> = new Set(
   ).split(" "),
 );
 
+const APOSTROPHE = /['’]/;
+
 /** Content terms of a text for the lexical arm: lower-cased, function words removed, order-stable, deduplicated. */
 export function lexicalTerms(text: string | null, maxTerms = 32): string[] {
   if (!text) return [];
-  // Contracted negations become "not" before splitting, so "doesn't" keeps its meaning.
-  const expanded = text
-    .toLowerCase()
-    .replace(/\bcan['’]t\b/g, "can not")
-    .replace(/\bwon['’]t\b/g, "will not")
-    .replace(/n['’]t\b/g, " not");
+  // Contracted negations become "not" before splitting, so "doesn't" keeps its meaning. Most texts
+  // have no apostrophe, and are not scanned three more times for one.
+  const lower = text.toLowerCase();
+  const expanded = !APOSTROPHE.test(lower)
+    ? lower
+    : lower
+        .replace(/\bcan['’]t\b/g, "can not")
+        .replace(/\bwon['’]t\b/g, "will not")
+        .replace(/n['’]t\b/g, " not");
   const words = expanded.match(/[\p{L}\p{N}]+/gu) ?? [];
   const terms: string[] = [];
   for (const w of words) {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Belief, Principal } from "../../src/domain/model.js";
+import { PrincipalIndexes } from "../../src/principal-index/index-router.js";
 import { HeadTracker } from "../../src/recall/moments/head-tracker.js";
 import { SnapshotCache } from "../../src/recall/moments/snapshot-cache.js";
 import { cachedSnapshotBytes } from "../../src/recall/moments/snapshot.js";
@@ -115,6 +116,39 @@ describe.each(STORE_KINDS)("moments: delta, corrections, report, head tracking, 
     const later = await inTurn(first.snapshotWatermark);
     expect(later.corrections).toEqual([{ beliefId: old.beliefId, supersededBy: successor.beliefId, noLongerHoldsAsOf: new Date("2026-07-24T00:00:00Z") }]);
     expect(later.items.map((i) => i.beliefId)).toEqual([successor.beliefId]);
+  });
+
+  it("an in-turn recall from the index gathers what its session was shown only when something was written after its watermark", async () => {
+    const p = newPrincipal();
+    const old = belief({ statement: "Andy's locker is number 12.", beliefType: "user_model_attr", predicateKey: "locker" });
+    const { position: watermark } = await store().putBeliefs(p, [old]);
+    const indexes = new PrincipalIndexes(store(), { maxBytes: 64 * 1024 * 1024, headCheckMs: 60_000 });
+    await indexes.load(p);
+    let lookups = 0;
+    const deps: PipelineDeps = {
+      ...pipelineDeps(store(), traceWriter(store(), capturingLogger().logger)),
+      candidates: indexes,
+      sessionShown: {
+        shown: async () => {
+          lookups += 1;
+          return [old.beliefId];
+        },
+        recorded: () => {},
+      },
+    };
+    const inTurn = async () => {
+      const context = { moment: "in_turn" as const, sessionType: "interactive" as const, contextWindowTokens: 0, snapshotWatermark: watermark, sessionId: "conv", runId: "", turnId: "" };
+      const outcome = await run(deps, { principal: p, kind: "in_turn", query: requested({ text: "which locker is Andy's" }), context: { ...context, surface: { surfaceId: "test", sensitivityCeiling: SENSITIVITY.personal } } });
+      await (deps.traces as ReturnType<typeof traceWriter>).flush();
+      return outcome.result;
+    };
+    // Nothing written since the watermark: no correction is possible, and none is looked for.
+    expect((await inTurn()).corrections).toEqual([]);
+    expect(lookups).toBe(0);
+    const successor = belief({ statement: "Andy's locker is number 40.", beliefType: "user_model_attr", predicateKey: "locker", validFrom: new Date("2026-07-24T00:00:00Z") });
+    await store().rejectBelief(p, { rejectionId: randomUUID(), beliefId: old.beliefId, kind: "changed", correction: successor, scope: "", reason: "" });
+    expect((await inTurn()).corrections).toEqual([{ beliefId: old.beliefId, supersededBy: successor.beliefId, noLongerHoldsAsOf: new Date("2026-07-24T00:00:00Z") }]);
+    expect(lookups).toBe(1);
   });
 
   it("reports snapshot utilization and misses per session", async () => {

@@ -47,6 +47,19 @@ describe("a trace's ranked list as JSON text", () => {
     }
   });
 
+  it("writes a date kept by its time for every Date of that time, and past the bound of those it keeps", () => {
+    const rand = prng(20261207);
+    const base = item(rand, 1);
+    // More distinct times than the texts kept (16,384), each written from a new Date object twice.
+    for (let n = 0; n < 20_000; n += 1) {
+      const ms = 1.7e12 + n * 86_400_123;
+      const ranked = [{ ...base, validFrom: new Date(ms), validTo: new Date(ms + 1) }];
+      expect(rankedJson(ranked)).toBe(JSON.stringify(ranked));
+      const again = [{ ...base, validFrom: new Date(ms), validTo: null }];
+      expect(rankedJson(again)).toBe(JSON.stringify(again));
+    }
+  });
+
   it("writes every field RANKED_FIELDS names (which the type checks against RecalledBelief), in that order", () => {
     const written = JSON.parse(rankedJson([item(prng(1), 1)])) as Record<string, unknown>[];
     expect(Object.keys(written[0]!)).toEqual([...RANKED_FIELDS]);

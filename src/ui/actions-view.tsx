@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { GetPrincipalSummaryResponse } from "../gen/memory/v1/inspect_service_pb.js";
 import { Authority, BeliefSchema, BeliefStatus, Moment, type Belief } from "../gen/memory/v1/types_pb.js";
 import { RejectionKind } from "../gen/memory/v1/write_service_pb.js";
@@ -47,17 +47,31 @@ export function ActionsView(props: { target: ActionTarget; principal: GetPrincip
  * The project a recall "as in the session" runs with: the target's own
  * session's, else the latest session's. Without it every belief reads as
  * carried from elsewhere and its band drops: not the block the agent gets.
+ * Returns the field's value, its setter, and `chosen()`: the project to run
+ * in now, which waits for the session's when the person pressed a button
+ * before it arrived (what they typed, even nothing, wins).
  */
-function useSessionScope(target: ActionTarget): [string, (scope: string) => void] {
+function useSessionScope(target: ActionTarget): [string, (scope: string) => void, () => Promise<string>] {
   const [scope, setScope] = useState(target.scope ?? "");
+  const typed = useRef<string | null>(null);
+  const found = useRef<Promise<string>>(Promise.resolve(target.scope ?? ""));
   useEffect(() => {
-    if (target.scope !== undefined) return;
-    inspect.listSessions({ pageSize: 1 }).then(
-      (r) => setScope((typed) => typed || (r.sessions[0]?.currentScope ?? "")),
-      () => {},
+    if (target.scope !== undefined) {
+      found.current = Promise.resolve(target.scope);
+      return;
+    }
+    found.current = inspect.listSessions({ pageSize: 1 }).then(
+      (r) => r.sessions[0]?.currentScope ?? "",
+      () => "",
     );
+    void found.current.then((session) => setScope((shown) => (typed.current === null ? session : shown)));
   }, [target.scope]);
-  return [scope, setScope];
+  const type = (value: string) => {
+    typed.current = value;
+    setScope(value);
+  };
+  const chosen = async () => (typed.current ?? (await found.current)).trim();
+  return [scope, type, chosen];
 }
 
 /** The next recall, as the agent would get it in the session's project, about the same subject and words. */
@@ -85,7 +99,7 @@ function Reject(props: { target: ActionTarget; onChanged: () => void }) {
   const [scope, setScope] = useState("");
   const [reason, setReason] = useState("");
   const [statement, setStatement] = useState(props.target.statement ?? "");
-  const [project, setProject] = useSessionScope(props.target);
+  const [project, setProject, chosenProject] = useSessionScope(props.target);
   const [result, setResult] = useState<{ message: string; next: NextRecall | null } | null>(null);
   const [error, setError] = useState("");
   useEffect(() => {
@@ -111,7 +125,7 @@ function Reject(props: { target: ActionTarget; onChanged: () => void }) {
         scope: kind === RejectionKind.NOT_HERE ? scope : "",
         ...(kind === RejectionKind.CHANGED ? { correction: corrected(old, correction) } : {}),
       });
-      const next = await nextRecall(old.statement || old.subject, old.subject, old.beliefId, project.trim());
+      const next = await nextRecall(old.statement || old.subject, old.subject, old.beliefId, await chosenProject());
       setResult({ message: `Recorded: ${REJECTION_WORDS[kind]}.`, next });
       props.onChanged();
     } catch (err) {
@@ -256,7 +270,7 @@ function Cite(props: { target: ActionTarget }) {
 
 function Erase(props: { principal: GetPrincipalSummaryResponse; target: ActionTarget; onChanged: () => void }) {
   const [typed, setTyped] = useState("");
-  const [project] = useSessionScope(props.target);
+  const [, , chosenProject] = useSessionScope(props.target);
   const [result, setResult] = useState<{ message: string; next: NextRecall } | null>(null);
   const [error, setError] = useState("");
   const armed = typed === props.principal.principalId;
@@ -266,7 +280,7 @@ function Erase(props: { principal: GetPrincipalSummaryResponse; target: ActionTa
     try {
       const r = await write.erasePrincipal({ tenantId: props.principal.tenantId, principalId: props.principal.principalId });
       const total = Object.values(r.deleted).reduce((a, b) => a + b, 0);
-      const next = await nextRecall("everything you know about me", "", null, project);
+      const next = await nextRecall("everything you know about me", "", null, await chosenProject());
       setResult({ message: `Erased: ${total} rows deleted.`, next });
     } catch (err) {
       setError(ConnectError.from(err).rawMessage);

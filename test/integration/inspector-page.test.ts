@@ -204,11 +204,19 @@ describe("memory inspector page (demo, Chromium)", () => {
   it("rejects a belief from the page, and the next recall over gRPC no longer returns it", async () => {
     expect(await recallIds("Where is veetbot deployed?", ["veetbot deploy"])).toContain(FLY);
     const { context, page } = await open(login);
+    // The session's project arrives after Reject is pressed (a loaded machine): the next recall must still run in it.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/memory.v1.InspectService/ListSessions", async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.locator(`article[data-belief-id="${FLY}"] button.link`).click();
     await page.getByRole("button", { name: "This is wrong…" }).click();
     await page.getByLabel("Not true: stop believing it").check();
     await page.getByLabel("Why (optional)").fill("we moved off Fly.io");
     await page.getByRole("button", { name: "Reject", exact: true }).click();
+    setTimeout(release, 500);
     await shows(page.getByTestId("next-recall-verdict"), "The next recall no longer returns it.");
     await shot(page, "actions");
     expect(await recallIds("Where is veetbot deployed?", ["veetbot deploy"])).not.toContain(FLY);
